@@ -1,0 +1,189 @@
+//! `whole`: the model sends each changed file complete, in a fenced block with
+//! its path on the line before (or in the fence's info string).
+//!
+//! The danger of this format is a model that leaves code out ("... rest of the
+//! file unchanged ..."): written as is, the file would lose that code. Such
+//! blocks are refused, never applied.
+
+use agent_apply_sdk::elision::find_elisions;
+use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
+use agent_apply_sdk::paths::{path_from_info, path_before};
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::lines_with_endings;
+use serde::{Deserialize, Serialize};
+
+#[derive(Default)]
+pub struct Whole;
+
+/// The private payload of one edit: the file's new contents as the model wrote them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WholeFile {
+    pub content: String,
+}
+
+const INSTRUCTIONS: &str = "\
+To change a file, send its complete new contents. Write the file's path alone on a line, \
+then the whole file in a fenced code block. Every line of the file must be there, \
+including the lines you did not change: never shorten it with comments such as \
+`// ... existing code ...` or `# rest of the file unchanged`, since the file is replaced \
+by exactly what you send. To create a file, do the same with the new path. Send one block \
+per file, and only for files you change.";
+
+const EXAMPLE_REPLY: &str = "\
+I'll make `greet` take a name.
+
+src/greet.py
+```python
+def greet(name):
+    print(f\"Hello, {name}!\")
+```
+";
+
+impl Format for Whole {
+    type Op = WholeFile;
+
+    fn info(&self) -> FormatInfo {
+        FormatInfo {
+            name: "whole".into(),
+            aliases: vec!["whole-file".into(), "wholefile".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "Whole-file replacement: a path line, then the complete file in a fenced block".into(),
+            instructions: INSTRUCTIONS.into(),
+            example_reply: EXAMPLE_REPLY.into(),
+            example_files: vec![File::new("src/greet.py", "def greet():\n    print(\"Hello!\")\n")],
+            options: Vec::new(),
+            detect_hints: vec!["```".into(), "~~~".into()],
+        }
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        let blocks = fenced_blocks(reply);
+        let named = blocks.iter().filter(|b| block_path(reply, b).is_some()).count();
+        if named == 0 {
+            0.0
+        } else if named == blocks.len() {
+            0.4
+        } else {
+            0.2
+        }
+    }
+
+    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<WholeFile> {
+        let map = SourceMap::new(reply);
+        let mut parsed = Parsed::default();
+        for block in fenced_blocks(reply) {
+            let span = map.span(block.start, block.end);
+            let Some(path) = block_path(reply, &block) else {
+                if is_shell_info(block.info) {
+                    parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
+                } else {
+                    parsed.diagnostics.push(
+                        Diagnostic::error(
+                            format!("the code block at reply line {} names no file", span.first_line),
+                            Some(span),
+                        )
+                        .with_hint("put the file's path alone on the line before the opening fence"),
+                    );
+                }
+                continue;
+            };
+            if !block.closed {
+                parsed.diagnostics.push(
+                    Diagnostic::error(
+                        format!("the code block for {path} at reply line {} is never closed", span.first_line),
+                        Some(span),
+                    )
+                    .with_hint("end the file's contents with a closing fence line (```)"),
+                );
+                continue;
+            }
+            for elision in find_elisions(block.body) {
+                let reply_line = map.line_of(block.body_start) + elision.line - 1;
+                parsed.diagnostics.push(
+                    Diagnostic::warning(
+                        format!("the contents of {path} leave code out: `{}`", elision.text.trim()),
+                        Some(map.lines_span(reply_line, reply_line)),
+                    )
+                    .with_hint("this edit will be refused; send every line of the file"),
+                );
+            }
+            let lines = lines_with_endings(block.body).count();
+            parsed.edits.push(ParsedEdit {
+                path,
+                related_paths: Vec::new(),
+                span,
+                summary: format!("write the whole file ({lines} lines)"),
+                op: WholeFile { content: block.body.to_string() },
+            });
+        }
+        parsed
+    }
+
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<WholeFile>,
+        _options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        let path = edit.path.as_str();
+        if let Some(elision) = find_elisions(&edit.op.content).first() {
+            return Err(EditFailure::new(
+                FailureKind::Forbidden,
+                format!(
+                    "the new contents of {path} leave code out at line {} (`{}`); writing them would delete that code",
+                    elision.line,
+                    elision.text.trim()
+                ),
+            )
+            .with_hint("send the complete file with every line, or use a format that edits parts of a file")
+            .at(LineRange::new(elision.line, elision.line)));
+        }
+        let original = workspace.read(path);
+        let style = original.map(TextStyle::detect).unwrap_or_default();
+        let content = style.restyle(&edit.op.content);
+        let new_lines = lines_with_endings(&content).count() as u32;
+        let message = match original {
+            None => format!("created {path} ({new_lines} lines)"),
+            Some(old) if old == content => format!("{path} already had these contents"),
+            Some(old) if content.is_empty() || content == "\u{feff}" => {
+                let old_lines = lines_with_endings(old).count();
+                return Err(EditFailure::new(
+                    FailureKind::Forbidden,
+                    format!("an empty block would erase all {old_lines} lines of {path}"),
+                )
+                .with_hint("send the file's complete new contents; to delete a file, say so in prose"));
+            }
+            Some(old) => {
+                let old_lines = lines_with_endings(old).count();
+                format!("replaced {path}: {old_lines} lines before, {new_lines} now")
+            }
+        };
+        let old_lines = original.map_or(0, |old| lines_with_endings(old).count() as u32);
+        workspace.write(path, content);
+        Ok(Applied { message, lines: (old_lines > 0).then(|| LineRange::new(1, old_lines)), applied_path: None })
+    }
+
+    fn lint(&self, file: &File) -> Vec<Diagnostic> {
+        find_elisions(&file.content)
+            .into_iter()
+            .map(|e| {
+                Diagnostic::in_file(
+                    format!("elision placeholder left by a model: `{}`", e.text.trim()),
+                    &file.path,
+                    LineRange::new(e.line, e.line),
+                )
+                .with_hint("replace it with the code it stands for")
+            })
+            .collect()
+    }
+}
+
+/// The path a block writes to: from its info string, else from the line before it.
+fn block_path(reply: &str, block: &Fence<'_>) -> Option<String> {
+    path_from_info(block.info).or_else(|| path_before(reply, block.start))
+}
+
+agent_apply_sdk::export_format!(Whole);
+
+#[cfg(test)]
+mod tests;

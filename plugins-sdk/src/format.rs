@@ -1,0 +1,243 @@
+//! The author-facing [`Format`] trait and the contract-level [`Plugin`] trait
+//! every format gets from it.
+
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::types::*;
+use crate::view;
+use crate::workspace::Workspace;
+
+/// Format options, as the host passed them (`key = value` pairs).
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a>(pub &'a [OptionValue]);
+
+impl<'a> Options<'a> {
+    /// The value of `key`, if given (the last one wins).
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.0.iter().rev().find(|o| o.key == key).map(|o| o.value.as_str())
+    }
+
+    /// `key` parsed as `T`, or `default` when absent; a value that does not
+    /// parse is an error naming the option.
+    pub fn parse_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, String> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(raw) => raw
+                .trim()
+                .parse()
+                .map_err(|_| format!("option `{key}` has the invalid value {raw:?}")),
+        }
+    }
+}
+
+/// An edit as a format understands it: the contract's [`Edit`] with its
+/// payload still typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedEdit<Op> {
+    pub path: String,
+    pub related_paths: Vec<String>,
+    pub span: Span,
+    pub summary: String,
+    pub op: Op,
+}
+
+/// What a format's `parse` returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed<Op> {
+    pub edits: Vec<ParsedEdit<Op>>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub commands: Vec<SuggestedCommand>,
+}
+
+impl<Op> Default for Parsed<Op> {
+    fn default() -> Self {
+        Parsed { edits: Vec::new(), diagnostics: Vec::new(), commands: Vec::new() }
+    }
+}
+
+/// A successful edit: what to tell the user.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Applied {
+    /// One sentence, e.g. "replaced lines 4-9".
+    pub message: String,
+    /// The lines the edit touched, in the file as it was before it.
+    pub lines: Option<LineRange>,
+    /// Set when the edit landed on another file than the one it named.
+    pub applied_path: Option<String>,
+}
+
+/// A failed edit: why, and what the model should do instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditFailure {
+    pub kind: FailureKind,
+    pub message: String,
+    pub hint: Option<String>,
+    pub lines: Option<LineRange>,
+}
+
+impl EditFailure {
+    /// A failure of `kind` with a message.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        EditFailure { kind, message: message.into(), hint: None, lines: None }
+    }
+
+    /// The same failure with a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The same failure pointing at lines of the file.
+    pub fn at(mut self, lines: LineRange) -> Self {
+        self.lines = Some(lines);
+        self
+    }
+}
+
+/// What a format author implements. Every method but `info`, `parse` and
+/// `apply_edit` has a sensible default.
+pub trait Format: Send + Sync {
+    /// The format's private edit payload: what `parse` produces and
+    /// `apply_edit` consumes. It crosses the host as JSON.
+    type Op: Serialize + DeserializeOwned;
+
+    /// Name, aliases, version, prompt text and example.
+    fn info(&self) -> FormatInfo;
+
+    /// Confidence (0.0–1.0) that `reply` is in this format. By default 0.5
+    /// when the reply holds one of `info().detect_hints`, else 0.0.
+    fn detect(&self, reply: &str) -> f32 {
+        let hinted = self.info().detect_hints.iter().any(|hint| reply.contains(hint.as_str()));
+        if hinted { 0.5 } else { 0.0 }
+    }
+
+    /// Read the edits in a reply.
+    fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Self::Op>;
+
+    /// Apply one edit to the in-memory files.
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<Self::Op>,
+        options: Options<'_>,
+    ) -> Result<Applied, EditFailure>;
+
+    /// Apply all edits of a reply, in order, each against the result of the
+    /// previous. Override it to validate edits against each other first.
+    fn apply(
+        &self,
+        workspace: &mut Workspace,
+        edits: &[ParsedEdit<Self::Op>],
+        options: Options<'_>,
+    ) -> Vec<Result<Applied, EditFailure>> {
+        edits.iter().map(|edit| self.apply_edit(workspace, edit, options)).collect()
+    }
+
+    /// What a model should read: by default the plain lines of `ranges`
+    /// (merged, with `...` between gaps), or the whole file.
+    fn render(&self, file: &File, ranges: &[LineRange], _options: Options<'_>) -> Result<String, String> {
+        Ok(view::render_ranges(&file.content, ranges, |_, line| line.to_string()))
+    }
+
+    /// Leftovers of this format in a file. None by default.
+    fn lint(&self, _file: &File) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+}
+
+/// The plugin contract in Rust: exactly what the host calls, with the
+/// contract's own types. Every [`Format`] implements it.
+pub trait Plugin {
+    fn info(&self) -> FormatInfo;
+    fn detect(&self, reply: &str) -> f32;
+    fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput;
+    fn apply(&self, files: Vec<File>, edits: &[Edit], options: &[OptionValue]) -> Result<ApplyOutput, String>;
+    fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String>;
+    fn lint(&self, file: &File) -> Vec<Diagnostic>;
+}
+
+impl<F: Format> Plugin for F {
+    fn info(&self) -> FormatInfo {
+        Format::info(self)
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        Format::detect(self, reply).clamp(0.0, 1.0)
+    }
+
+    fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput {
+        let parsed = Format::parse(self, reply, Options(options));
+        let mut diagnostics = parsed.diagnostics;
+        let mut edits = Vec::with_capacity(parsed.edits.len());
+        for edit in parsed.edits {
+            match serde_json::to_string(&edit.op) {
+                Ok(payload) => edits.push(Edit {
+                    path: edit.path,
+                    related_paths: edit.related_paths,
+                    span: edit.span,
+                    summary: edit.summary,
+                    payload,
+                }),
+                Err(error) => diagnostics.push(Diagnostic::error(
+                    format!("internal error: could not encode an edit of {}: {error}", edit.path),
+                    Some(edit.span),
+                )),
+            }
+        }
+        ParseOutput { edits, diagnostics, commands: parsed.commands }
+    }
+
+    fn apply(&self, files: Vec<File>, edits: &[Edit], options: &[OptionValue]) -> Result<ApplyOutput, String> {
+        let mut typed = Vec::with_capacity(edits.len());
+        for (index, edit) in edits.iter().enumerate() {
+            let op = serde_json::from_str(&edit.payload).map_err(|error| {
+                format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path)
+            })?;
+            typed.push(ParsedEdit {
+                path: edit.path.clone(),
+                related_paths: edit.related_paths.clone(),
+                span: edit.span,
+                summary: edit.summary.clone(),
+                op,
+            });
+        }
+        let mut workspace = Workspace::new(files);
+        let results = Format::apply(self, &mut workspace, &typed, Options(options));
+        if results.len() != typed.len() {
+            return Err(format!("the format returned {} outcomes for {} edits", results.len(), typed.len()));
+        }
+        let outcomes = results
+            .into_iter()
+            .enumerate()
+            .map(|(index, result)| match result {
+                Ok(applied) => Outcome {
+                    edit: index as u32,
+                    status: EditStatus::Applied,
+                    kind: None,
+                    message: applied.message,
+                    hint: None,
+                    applied_path: applied.applied_path,
+                    lines: applied.lines,
+                },
+                Err(failure) => Outcome {
+                    edit: index as u32,
+                    status: EditStatus::Failed,
+                    kind: Some(failure.kind),
+                    message: failure.message,
+                    hint: failure.hint,
+                    applied_path: None,
+                    lines: failure.lines,
+                },
+            })
+            .collect();
+        Ok(ApplyOutput { changes: workspace.into_changes(), outcomes })
+    }
+
+    fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String> {
+        Format::render(self, file, ranges, Options(options))
+    }
+
+    fn lint(&self, file: &File) -> Vec<Diagnostic> {
+        Format::lint(self, file)
+    }
+}

@@ -1,0 +1,124 @@
+//! File paths as models write them around code blocks: `src/app.py`,
+//! `**src/app.py**`, `### `src/app.py``, `File: src/app.py:`, or inside a
+//! fence's info string (```` ```python src/app.py ````).
+
+use crate::text::{lines_with_endings, strip_ending};
+
+/// Names of common files that have no extension.
+const BARE_FILE_NAMES: &[&str] = &[
+    "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Justfile", "justfile",
+    "Rakefile", "Gemfile", "Procfile", "Vagrantfile", "Jenkinsfile", "LICENSE", "README", "CODEOWNERS",
+];
+
+/// Whether `s` reads as a relative or absolute file path rather than a word,
+/// a sentence, a number or a URL. The host's path policy decides later
+/// whether the path may be touched.
+pub fn looks_like_path(s: &str) -> bool {
+    if s.is_empty() || s.len() > 4096 || s.chars().any(|c| c.is_whitespace() || "<>|\"?*`'".contains(c)) {
+        return false;
+    }
+    if s.contains("://") || s.starts_with('-') || s.ends_with('.') || s.ends_with('/') {
+        return false;
+    }
+    if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return false;
+    }
+    let name = s.rsplit(['/', '\\']).next().unwrap_or(s);
+    let has_extension = name.rfind('.').is_some_and(|dot| dot + 1 < name.len());
+    has_extension || s.contains('/') || BARE_FILE_NAMES.contains(&name)
+}
+
+/// `./a/b` → `a/b`, `a\b` → `a/b`.
+pub fn normalize(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let mut path = path.as_str();
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    path.to_string()
+}
+
+/// The path a line names, if the line is a path with markdown decoration
+/// (`#`, `*`, `>`, `-`, backticks, quotes, a trailing `:`, a `File:` label),
+/// or prose whose last backticked word is a path ("Here is `src/app.py`:").
+pub fn path_from_line(line: &str) -> Option<String> {
+    let decoration = |c: char| "#*>`'\":-".contains(c) || c.is_whitespace();
+    let mut core = line.trim().trim_start_matches(decoration).trim_end_matches(decoration);
+    for label in ["file:", "filename:", "path:", "file name:"] {
+        if core.len() > label.len() && core[..label.len()].eq_ignore_ascii_case(label) {
+            core = core[label.len()..].trim_start_matches(decoration);
+        }
+    }
+    if looks_like_path(core) {
+        return Some(normalize(core));
+    }
+    line.split('`').skip(1).step_by(2).filter(|quoted| looks_like_path(quoted)).last().map(normalize)
+}
+
+/// The path in a fence's info string: `src/app.py`, `python src/app.py`,
+/// `python:src/app.py`, `title="src/app.py"`, `path=src/app.py`.
+pub fn path_from_info(info: &str) -> Option<String> {
+    info.split_whitespace()
+        .map(|token| {
+            let token = token.split_once('=').map_or(token, |(_, value)| value);
+            let token = token.trim_matches(['"', '\'']);
+            token.split_once(':').map_or(token, |(_, rest)| rest)
+        })
+        .find(|token| looks_like_path(token))
+        .map(normalize)
+}
+
+/// The path named just before byte `offset` of `text` (where a block
+/// starts): the nearest non-blank line among the `MAX_LOOKBACK` lines above.
+pub fn path_before(text: &str, offset: usize) -> Option<String> {
+    const MAX_LOOKBACK: usize = 3;
+    let before = &text[..offset];
+    let lines: Vec<&str> = lines_with_endings(before).map(strip_ending).collect();
+    lines.iter().rev().take(MAX_LOOKBACK).find(|line| !line.trim().is_empty()).and_then(|line| path_from_line(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decorated_path_lines() {
+        for line in [
+            "src/app.py",
+            "**src/app.py**",
+            "### `src/app.py`",
+            "`src/app.py`:",
+            "File: src/app.py",
+            "> src/app.py",
+            "- ./src/app.py:",
+            "Here is the updated `src/app.py`:",
+        ] {
+            assert_eq!(path_from_line(line).as_deref(), Some("src/app.py"), "{line:?}");
+        }
+        assert_eq!(path_from_line("Makefile").as_deref(), Some("Makefile"));
+    }
+
+    #[test]
+    fn prose_is_not_a_path() {
+        for line in ["Here is the fix.", "Done.", "1.2", "see https://x.io/a.py", "Run this:", "e.g."] {
+            assert_eq!(path_from_line(line), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn info_string_paths() {
+        assert_eq!(path_from_info("python src/app.py").as_deref(), Some("src/app.py"));
+        assert_eq!(path_from_info("rust:src/lib.rs").as_deref(), Some("src/lib.rs"));
+        assert_eq!(path_from_info("title=\"a/b.txt\"").as_deref(), Some("a/b.txt"));
+        assert_eq!(path_from_info("python"), None);
+        assert_eq!(path_from_info(""), None);
+    }
+
+    #[test]
+    fn path_before_looks_past_blank_lines_only() {
+        let text = "src/a.rs\n\n```\n";
+        assert_eq!(path_before(text, text.find("```").unwrap()).as_deref(), Some("src/a.rs"));
+        let text = "src/a.rs\nSome prose here\n```\n";
+        assert_eq!(path_before(text, text.find("```").unwrap()), None);
+    }
+}

@@ -1,0 +1,110 @@
+//! The contract's types, as Rust sees them, with a few conveniences.
+//!
+//! These are generated from `wit/since_v0.1.0/format.wit`; the WIT file documents
+//! every field.
+
+pub use crate::bindings::agent_apply::format::types::{
+    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LineRange,
+    OptionDoc, OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
+};
+
+impl FailureKind {
+    /// The kebab-case name used in reports and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Malformed => "malformed",
+            FailureKind::NotFound => "not-found",
+            FailureKind::Ambiguous => "ambiguous",
+            FailureKind::Stale => "stale",
+            FailureKind::OutOfRange => "out-of-range",
+            FailureKind::Overlap => "overlap",
+            FailureKind::AlreadyApplied => "already-applied",
+            FailureKind::Forbidden => "forbidden",
+        }
+    }
+}
+
+impl Severity {
+    /// The lowercase name used in reports and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+impl EditStatus {
+    /// The lowercase name used in reports and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditStatus::Applied => "applied",
+            EditStatus::Failed => "failed",
+        }
+    }
+}
+
+impl LineRange {
+    /// Lines `start..=end`, 1-based.
+    pub fn new(start: u32, end: u32) -> Self {
+        LineRange { start, end }
+    }
+
+    /// Whether `line` (1-based) lies in the range.
+    pub fn contains(&self, line: u32) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
+impl Diagnostic {
+    /// An error about the reply at `span`.
+    pub fn error(message: impl Into<String>, span: Option<Span>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            hint: None,
+            span,
+            path: None,
+            lines: None,
+        }
+    }
+
+    /// A warning about the reply at `span`.
+    pub fn warning(message: impl Into<String>, span: Option<Span>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(message, span) }
+    }
+
+    /// A finding in file `path` at `lines` (used by `lint`).
+    pub fn in_file(message: impl Into<String>, path: &str, lines: LineRange) -> Self {
+        Diagnostic {
+            path: Some(path.to_string()),
+            lines: Some(lines),
+            ..Diagnostic::error(message, None)
+        }
+    }
+
+    /// The same diagnostic with a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl Change {
+    /// The path this change leaves behind (the destination of a rename).
+    pub fn path(&self) -> &str {
+        match self {
+            Change::Write(file) => &file.path,
+            Change::Delete(path) => path,
+            Change::Rename(renamed) => &renamed.to,
+        }
+    }
+}
+
+impl File {
+    /// A file snapshot.
+    pub fn new(path: impl Into<String>, content: impl Into<String>) -> Self {
+        File { path: path.into(), content: content.into() }
+    }
+}

@@ -1,0 +1,76 @@
+//! Views of a file for a model to read: chosen line ranges, merged, with `...`
+//! between the gaps.
+
+use crate::text::{lines_with_endings, split_bom, strip_ending};
+use crate::types::LineRange;
+
+/// Clamp `ranges` to a file of `line_count` lines, sort them and merge those
+/// that overlap or touch. An empty list means the whole file.
+pub fn merge_ranges(ranges: &[LineRange], line_count: u32) -> Vec<LineRange> {
+    if line_count == 0 {
+        return Vec::new();
+    }
+    if ranges.is_empty() {
+        return vec![LineRange::new(1, line_count)];
+    }
+    let mut sorted: Vec<LineRange> = ranges
+        .iter()
+        .map(|r| LineRange::new(r.start.max(1), r.end.min(line_count)))
+        .filter(|r| r.start <= r.end)
+        .collect();
+    sorted.sort_by_key(|r| (r.start, r.end));
+    let mut merged: Vec<LineRange> = Vec::with_capacity(sorted.len());
+    for range in sorted {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end.saturating_add(1) => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
+}
+
+/// Render the lines of `content` in `ranges` (see [`merge_ranges`]), each
+/// through `line(number, text)`, one per output line, with a `...` line for
+/// every gap (before, between and after the ranges).
+pub fn render_ranges(content: &str, ranges: &[LineRange], line: impl Fn(u32, &str) -> String) -> String {
+    let (_, body) = split_bom(content);
+    let lines: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
+    let merged = merge_ranges(ranges, lines.len() as u32);
+    let mut out = String::new();
+    let mut next = 1;
+    for range in &merged {
+        if range.start > next {
+            out.push_str("...\n");
+        }
+        for number in range.start..=range.end {
+            out.push_str(&line(number, lines[number as usize - 1]));
+            out.push('\n');
+        }
+        next = range.end + 1;
+    }
+    if !merged.is_empty() && next <= lines.len() as u32 {
+        out.push_str("...\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_overlapping_and_touching_ranges() {
+        let r = |s, e| LineRange::new(s, e);
+        assert_eq!(merge_ranges(&[r(10, 20), r(5, 9), r(30, 40), r(35, 50)], 45), vec![r(5, 20), r(30, 45)]);
+        assert_eq!(merge_ranges(&[], 3), vec![r(1, 3)]);
+        assert_eq!(merge_ranges(&[r(9, 12)], 3), vec![]);
+    }
+
+    #[test]
+    fn renders_gaps_as_dots() {
+        let text = "a\nb\nc\nd\ne\n";
+        let view = render_ranges(text, &[LineRange::new(2, 2), LineRange::new(4, 4)], |n, l| format!("{n}|{l}"));
+        assert_eq!(view, "...\n2|b\n...\n4|d\n...\n");
+        assert_eq!(render_ranges("x\r\ny", &[], |_, l| l.into()), "x\ny\n");
+    }
+}

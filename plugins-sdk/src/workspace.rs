@@ -1,0 +1,134 @@
+//! The in-memory files a reply's edits apply to.
+
+use std::collections::BTreeMap;
+
+use crate::types::{Change, File, Renamed};
+
+#[derive(Debug, Clone)]
+struct Entry {
+    original: Option<String>,
+    current: Option<String>,
+}
+
+/// The files the host passed to `apply`, as edits change them. At the end it
+/// turns into the contract's whole-file [`Change`]s.
+#[derive(Debug, Clone, Default)]
+pub struct Workspace {
+    files: BTreeMap<String, Entry>,
+    renames: Vec<(String, String)>,
+}
+
+impl Workspace {
+    /// A workspace holding `files` as they are on disk.
+    pub fn new(files: Vec<File>) -> Self {
+        let files = files
+            .into_iter()
+            .map(|f| (f.path, Entry { original: Some(f.content.clone()), current: Some(f.content) }))
+            .collect();
+        Workspace { files, renames: Vec::new() }
+    }
+
+    /// The current content of `path`, or `None` if it does not exist.
+    pub fn read(&self, path: &str) -> Option<&str> {
+        self.files.get(path).and_then(|e| e.current.as_deref())
+    }
+
+    /// Whether `path` exists now.
+    pub fn exists(&self, path: &str) -> bool {
+        self.read(path).is_some()
+    }
+
+    /// Paths of the files that exist now, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().filter(|(_, e)| e.current.is_some()).map(|(p, _)| p.as_str())
+    }
+
+    /// Create or overwrite `path`.
+    pub fn write(&mut self, path: &str, content: String) {
+        self.files
+            .entry(path.to_string())
+            .or_insert(Entry { original: None, current: None })
+            .current = Some(content);
+    }
+
+    /// Delete `path`; false if it did not exist.
+    pub fn delete(&mut self, path: &str) -> bool {
+        match self.files.get_mut(path) {
+            Some(entry) if entry.current.is_some() => {
+                entry.current = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Move `from` to `to`, keeping its content.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), String> {
+        if self.exists(to) {
+            return Err(format!("cannot rename {from} to {to}: {to} already exists"));
+        }
+        let content = self
+            .files
+            .get_mut(from)
+            .and_then(|e| e.current.take())
+            .ok_or_else(|| format!("cannot rename {from}: it does not exist"))?;
+        self.write(to, content);
+        self.renames.push((from.to_string(), to.to_string()));
+        Ok(())
+    }
+
+    /// The net changes: one per path whose content changed, renames kept as
+    /// renames when the source is gone and the destination exists.
+    pub fn into_changes(mut self) -> Vec<Change> {
+        let mut changes = Vec::new();
+        for (from, to) in std::mem::take(&mut self.renames) {
+            let from_gone = self.files.get(&from).is_some_and(|e| e.current.is_none() && e.original.is_some());
+            let to_new = self.files.get(&to).is_some_and(|e| e.original.is_none());
+            if from_gone && to_new {
+                let content = self.files.remove(&to).and_then(|e| e.current).unwrap_or_default();
+                self.files.remove(&from);
+                changes.push(Change::Rename(Renamed { from, to, content }));
+            }
+        }
+        for (path, entry) in self.files {
+            match (entry.original, entry.current) {
+                (original, Some(content)) if original.as_ref() != Some(&content) => {
+                    changes.push(Change::Write(File { path, content }));
+                }
+                (Some(_), None) => changes.push(Change::Delete(path)),
+                _ => {}
+            }
+        }
+        changes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_net_changes_only() {
+        let mut ws = Workspace::new(vec![File::new("a", "1"), File::new("b", "2"), File::new("c", "3")]);
+        ws.write("a", "1".into());
+        ws.write("b", "22".into());
+        ws.delete("c");
+        ws.write("d", "4".into());
+        let changes = ws.into_changes();
+        assert_eq!(
+            changes,
+            vec![Change::Write(File::new("b", "22")), Change::Delete("c".into()), Change::Write(File::new("d", "4"))]
+        );
+    }
+
+    #[test]
+    fn renames_stay_renames() {
+        let mut ws = Workspace::new(vec![File::new("old", "x")]);
+        ws.rename("old", "new").unwrap();
+        ws.write("new", "y".into());
+        assert_eq!(ws.into_changes(), vec![Change::Rename(Renamed { from: "old".into(), to: "new".into(), content: "y".into() })]);
+        let mut ws = Workspace::new(vec![File::new("a", "x"), File::new("b", "y")]);
+        assert!(ws.rename("a", "b").is_err());
+        assert!(ws.rename("zzz", "c").is_err());
+    }
+}
