@@ -1,0 +1,127 @@
+//! `CommandError`: every failure, as a message, hints and an exit code.
+
+use std::process::ExitCode;
+
+use crate::config::ConfigError;
+use crate::registry::RegistryError;
+use crate::runtime::PluginError;
+use crate::transaction::SnapshotError;
+
+/// Exit codes of the CLI contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Applied, or nothing to do.
+    Ok = 0,
+    /// Edits failed; nothing changed.
+    EditsFailed = 1,
+    /// Usage, config or plugin error.
+    Usage = 2,
+    /// A check or hook failed; everything was rolled back.
+    CheckFailed = 3,
+    /// The repo moved underneath, or the dirty-file policy refused.
+    Conflict = 4,
+}
+
+impl Exit {
+    pub fn code(self) -> ExitCode {
+        ExitCode::from(self as u8)
+    }
+}
+
+/// A failed command: what went wrong, what to do, and how to exit.
+#[derive(Debug)]
+pub struct CommandError {
+    pub exit: Exit,
+    pub message: String,
+    pub hints: Vec<String>,
+    /// Longer output (a plugin's stderr) shown after the message.
+    pub details: Option<String>,
+}
+
+impl CommandError {
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        CommandError { exit, message: message.into(), hints: Vec::new(), details: None }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        CommandError::new(Exit::Usage, message)
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// Print the error (to stdout as JSON when asked, else to stderr) and
+    /// return the exit code.
+    pub fn report(&self, json: bool) -> ExitCode {
+        if json {
+            let object = serde_json::json!({
+                "schema": crate::report::SCHEMA,
+                "status": "error",
+                "exit": self.exit as u8,
+                "error": { "message": self.message, "hints": self.hints, "details": self.details },
+            });
+            println!("{}", serde_json::to_string_pretty(&object).expect("JSON of strings"));
+        } else {
+            let mut text = format!("error: {}\n", self.message);
+            for hint in &self.hints {
+                text += &format!("hint: {hint}\n");
+            }
+            if let Some(details) = &self.details {
+                text += &format!("{}\n", details.trim_end());
+            }
+            eprint!("{text}");
+        }
+        self.exit.code()
+    }
+}
+
+impl From<ConfigError> for CommandError {
+    fn from(error: ConfigError) -> Self {
+        CommandError::usage(error.to_string()).hint(format!("fix or remove {}", error.path.display()))
+    }
+}
+
+impl From<PluginError> for CommandError {
+    fn from(error: PluginError) -> Self {
+        let hint = match &error {
+            PluginError::Timeout { .. } => "raise `plugin-timeout-ms` under [limits] in .agent-apply.toml if the plugin needs longer, or report the plugin",
+            PluginError::OutOfMemory { .. } => "raise `plugin-memory-mib` under [limits] in .agent-apply.toml if the plugin needs more, or report the plugin",
+            PluginError::Contract { .. } => "rebuild the plugin against this version of agent-apply-sdk",
+            _ => "this is a bug in the plugin; run with --verbose to see its output",
+        };
+        let details = error.stderr().map(|s| format!("plugin output:\n{s}"));
+        CommandError { details, ..CommandError::usage(error.to_string()).hint(hint) }
+    }
+}
+
+impl From<RegistryError> for CommandError {
+    fn from(error: RegistryError) -> Self {
+        match error {
+            RegistryError::Plugin(plugin) => plugin.into(),
+            RegistryError::Unknown { ref valid, .. } => {
+                let valid = valid.join(", ");
+                CommandError::usage(error.to_string()).hint(format!("valid formats: {valid}, auto"))
+            }
+            RegistryError::Tie { .. } => CommandError::usage(error.to_string()).hint("pass --format NAME to choose one"),
+            RegistryError::Unrecognised { .. } => CommandError::usage(error.to_string())
+                .hint("pass --format NAME; `git agent-apply formats` lists them"),
+            RegistryError::Shadows { ref name } => {
+                let name = name.clone();
+                CommandError::usage(error.to_string())
+                    .hint(format!("rename [plugins.{name}], or add `shadow = true` to it to replace the built-in"))
+            }
+            RegistryError::PluginFile { .. } => CommandError::usage(error.to_string()).hint("check [plugins] in .agent-apply.toml"),
+            RegistryError::BadModelEntry { .. } => {
+                CommandError::usage(error.to_string()).hint("fix [models] in .agent-apply.toml; `git agent-apply formats` lists formats")
+            }
+        }
+    }
+}
+
+impl From<SnapshotError> for CommandError {
+    fn from(error: SnapshotError) -> Self {
+        CommandError::new(Exit::EditsFailed, error.to_string()).hint("nothing was changed")
+    }
+}

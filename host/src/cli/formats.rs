@@ -1,0 +1,68 @@
+//! `git agent-apply formats`: every format this run knows.
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{CommandError, Context, Exit, GlobalArgs};
+use crate::registry::{Kind, Source};
+
+#[derive(Debug, Args)]
+pub struct FormatsArgs {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct FormatRow {
+    name: String,
+    aliases: Vec<String>,
+    version: String,
+    #[serde(flatten)]
+    source: Source,
+    kind: Kind,
+    summary: String,
+}
+
+#[derive(Serialize)]
+struct ModelRow {
+    pattern: String,
+    formats: Vec<String>,
+    source: &'static str,
+}
+
+pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError> {
+    let context = Context::new(global)?;
+    let mut rows = Vec::new();
+    for entry in context.registry.entries() {
+        let info = context.registry.instantiate(entry)?.info()?;
+        rows.push(FormatRow {
+            name: entry.name.clone(),
+            aliases: entry.aliases.clone(),
+            version: info.version,
+            source: entry.source.clone(),
+            kind: entry.kind,
+            summary: info.summary,
+        });
+    }
+    if args.json {
+        let models: Vec<ModelRow> = context
+            .registry
+            .model_table()
+            .into_iter()
+            .map(|(pattern, formats, source)| ModelRow { pattern, formats, source })
+            .collect();
+        let object = serde_json::json!({ "schema": crate::report::SCHEMA, "formats": rows, "models": models });
+        println!("{}", serde_json::to_string_pretty(&object).expect("rows serialize"));
+    } else {
+        for row in rows {
+            let source = match &row.source {
+                Source::Builtin => "builtin".to_string(),
+                Source::Config(path) => format!("config: {}", path.display()),
+            };
+            let aliases = if row.aliases.is_empty() { String::new() } else { format!(" (or {})", row.aliases.join(", ")) };
+            println!("{}{aliases}  v{}  [{source}, {}]\n    {}", row.name, row.version, match row.kind { Kind::Wasm => "wasm", Kind::Native => "native" }, row.summary);
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,206 @@
+//! The command line: clap definitions, one file per subcommand, and the one
+//! place that turns errors into messages, hints and exit codes.
+
+mod apply;
+mod completions;
+mod error;
+mod formats;
+mod parse;
+mod prompt;
+mod read;
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+use crate::config::Config;
+use crate::registry::Registry;
+use crate::runtime::{ComponentCache, Runtime};
+pub use error::{CommandError, Exit};
+
+/// Turn a language model's code edits into a safe git commit, or change nothing.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-agent-apply",
+    bin_name = "git agent-apply",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = "With no subcommand, `apply` is assumed: `git agent-apply reply.md` applies reply.md."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    apply: ApplyArgs,
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Work in this repository instead of the one around the current directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    repo: Option<PathBuf>,
+    /// Show plugin output and timings.
+    #[arg(short, long, global = true)]
+    verbose: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply a reply (the default command).
+    Apply(ApplyArgs),
+    /// Show what a format understood in a reply, edit by edit.
+    Parse(parse::ParseArgs),
+    /// Show a file the way a model should read it for a format.
+    Read(read::ReadArgs),
+    /// List the built-in and configured formats.
+    Formats(formats::FormatsArgs),
+    /// Print a format's instructions for a model.
+    Prompt(prompt::PromptArgs),
+    /// Print shell completions.
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
+}
+
+/// `git agent-apply [apply] [OPTIONS] [REPLY|-]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ApplyArgs {
+    /// The reply to apply: a file, or `-` (the default) for stdin.
+    #[arg(value_name = "REPLY|-")]
+    reply: Option<PathBuf>,
+    /// Edit format by name or alias, or `auto`.
+    #[arg(short, long, value_name = "NAME|auto")]
+    format: Option<String>,
+    /// The model that wrote the reply; picks its best-suited format.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// The file edits apply to, for formats that edit one file.
+    #[arg(long, value_name = "PATH")]
+    file: Option<String>,
+    /// Candidate files an edit may be retried on.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    files: Vec<String>,
+    /// Apply to the working tree only; do not commit.
+    #[arg(long)]
+    no_commit: bool,
+    /// Compute, report and show the diff; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Apply the edits that succeed and report the rest.
+    #[arg(long)]
+    partial: bool,
+    /// Run this command on the result before committing (repeatable).
+    #[arg(long, value_name = "CMD")]
+    check: Vec<String>,
+    /// Skip the pre-commit hook.
+    #[arg(long)]
+    no_verify: bool,
+    /// Commit message.
+    #[arg(short, long, value_name = "MSG")]
+    message: Option<String>,
+    /// Show a coloured unified diff of what was applied.
+    #[arg(long)]
+    diff: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run the command line; returns the process exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let json = match &cli.command {
+        None => cli.apply.json,
+        Some(Command::Apply(args)) => args.json,
+        Some(Command::Parse(args)) => args.json,
+        Some(Command::Formats(args)) => args.json,
+        _ => false,
+    };
+    let result = match cli.command {
+        None => apply::run(&cli.global, &cli.apply),
+        Some(Command::Apply(args)) => apply::run(&cli.global, &args),
+        Some(Command::Parse(args)) => parse::run(&cli.global, &args),
+        Some(Command::Read(args)) => read::run(&cli.global, &args),
+        Some(Command::Formats(args)) => formats::run(&cli.global, &args),
+        Some(Command::Prompt(args)) => prompt::run(&cli.global, &args),
+        Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
+        Some(Command::Man) => completions::man(Cli::command()),
+    };
+    match result {
+        Ok(exit) => exit.code(),
+        Err(error) => error.report(json),
+    }
+}
+
+/// What most commands need: where the repo is, its config, the formats.
+pub struct Context {
+    pub root: PathBuf,
+    pub config: Config,
+    pub registry: Registry,
+    pub verbose: bool,
+}
+
+impl Context {
+    pub fn new(global: &GlobalArgs) -> Result<Self, CommandError> {
+        let start = global.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+        let root = repo_root(&start)?;
+        let config = Config::load(Some(&root))?;
+        let runtime = Runtime::new(ComponentCache::default_location(), config.limits())?;
+        let registry = Registry::new(runtime, &config)?;
+        Ok(Context { root, config, registry, verbose: global.verbose })
+    }
+}
+
+/// The working tree root of the repository around `start`, or `start`
+/// itself outside a repository (formats, parse and read work anywhere).
+fn repo_root(start: &Path) -> Result<PathBuf, CommandError> {
+    if !start.is_dir() {
+        return Err(CommandError::usage(format!("{} is not a directory", start.display())));
+    }
+    Ok(git2::Repository::discover(start)
+        .ok()
+        .and_then(|repo| repo.workdir().map(Path::to_path_buf))
+        .unwrap_or_else(|| start.to_path_buf()))
+}
+
+/// The reply text: from a file, or stdin for `-` or no argument.
+pub fn read_reply(source: Option<&Path>) -> Result<String, CommandError> {
+    let bytes = match source {
+        Some(path) if path != Path::new("-") => std::fs::read(path).map_err(|e| {
+            CommandError::usage(format!("cannot read the reply {}: {e}", path.display()))
+        })?,
+        _ => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?;
+            bytes
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        CommandError::usage(format!(
+            "the reply is not valid UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+        .hint("save the model's reply as UTF-8 text")
+    })
+}
+
+/// Format options for `format`: config `[options.NAME]`, then flags.
+pub fn format_options(config: &Config, format: &str, file: Option<&str>) -> Vec<agent_apply_sdk::types::OptionValue> {
+    let mut options: Vec<_> = config
+        .format_options(format)
+        .into_iter()
+        .map(|(key, value)| agent_apply_sdk::types::OptionValue { key, value })
+        .collect();
+    if let Some(file) = file {
+        options.push(agent_apply_sdk::types::OptionValue { key: "file".into(), value: file.into() });
+    }
+    options
+}

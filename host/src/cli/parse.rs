@@ -1,0 +1,47 @@
+//! `git agent-apply parse`: what the format understood, edit by edit.
+
+use std::path::PathBuf;
+
+use agent_apply_sdk::types::Severity;
+use clap::Args;
+
+use super::{CommandError, Context, Exit, GlobalArgs, format_options, read_reply};
+use crate::report::{FormatChoice, ParseReport};
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The reply: a file, or `-` (the default) for stdin.
+    #[arg(value_name = "REPLY|-")]
+    reply: Option<PathBuf>,
+    /// Edit format by name or alias, or `auto`.
+    #[arg(short, long, value_name = "NAME|auto")]
+    format: Option<String>,
+    /// The model that wrote the reply; picks its best-suited format.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// The file edits apply to, for formats that edit one file.
+    #[arg(long, value_name = "PATH")]
+    file: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
+    let reply = read_reply(args.reply.as_deref())?;
+    let context = Context::new(global)?;
+    let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
+    let output = chosen.instance.parse(&reply, &options)?;
+    let report = ParseReport::new(FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by }, &output);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+    } else {
+        print!("{}", report.human());
+    }
+    if context.verbose {
+        eprint!("{}", chosen.instance.stderr());
+    }
+    let malformed = output.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    Ok(if malformed { Exit::EditsFailed } else { Exit::Ok })
+}

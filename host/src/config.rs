@@ -1,0 +1,161 @@
+//! `.agent-apply.toml` at the repo root, then the user's config: default
+//! format, model table, plugin limits, extra plugins and format options.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::runtime::Limits;
+
+/// The repo's config file name.
+pub const REPO_CONFIG: &str = ".agent-apply.toml";
+
+/// A config file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid config {}: {message}", path.display())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// One config file's contents. Every field is optional.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// The format to use when `--format` is not given.
+    pub format: Option<String>,
+    /// Model-name patterns (`my-model-*`) to format names, checked before the
+    /// built-in table.
+    #[serde(default)]
+    pub models: BTreeMap<String, String>,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// Extra format plugins, by the name `--format` will know them by.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, PluginConfig>,
+    /// Options per format: `[options.udiff] strict = true`.
+    #[serde(default)]
+    pub options: BTreeMap<String, BTreeMap<String, toml::Value>>,
+}
+
+/// Plugin resource limits.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LimitsConfig {
+    pub plugin_timeout_ms: Option<u64>,
+    pub plugin_memory_mib: Option<u64>,
+}
+
+/// A plugin listed in config.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PluginConfig {
+    /// The `.wasm` component, relative to the config file.
+    pub path: PathBuf,
+    /// Refuse to load unless the file's sha256 is this (hex).
+    pub sha256: Option<String>,
+    /// A trusted native library instead of a wasm component.
+    #[serde(default)]
+    pub native: bool,
+    /// Allow this plugin to replace a built-in format of the same name.
+    #[serde(default)]
+    pub shadow: bool,
+    /// More names `--format` accepts for it.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+impl Config {
+    /// Read one config file. Plugin paths become absolute, relative to the file.
+    pub fn read(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+        let mut config: Config =
+            toml::from_str(&text).map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for plugin in config.plugins.values_mut() {
+            plugin.path = base.join(&plugin.path);
+        }
+        Ok(config)
+    }
+
+    /// The user config, then the repo's on top of it (the repo's values win).
+    pub fn load(repo_root: Option<&Path>) -> Result<Config, ConfigError> {
+        let user = std::env::var_os("AGENT_APPLY_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| dirs::config_dir().map(|d| d.join("agent-apply").join("config.toml")));
+        let mut config = Config::default();
+        for path in [user, repo_root.map(|r| r.join(REPO_CONFIG))].into_iter().flatten() {
+            if path.is_file() {
+                config.merge(Config::read(&path)?);
+            }
+        }
+        Ok(config)
+    }
+
+    fn merge(&mut self, over: Config) {
+        if over.format.is_some() {
+            self.format = over.format;
+        }
+        self.models.extend(over.models);
+        self.limits.plugin_timeout_ms = over.limits.plugin_timeout_ms.or(self.limits.plugin_timeout_ms);
+        self.limits.plugin_memory_mib = over.limits.plugin_memory_mib.or(self.limits.plugin_memory_mib);
+        self.plugins.extend(over.plugins);
+        for (format, options) in over.options {
+            self.options.entry(format).or_default().extend(options);
+        }
+    }
+
+    /// Plugin limits, defaults filled in.
+    pub fn limits(&self) -> Limits {
+        let default = Limits::default();
+        Limits {
+            timeout: self.limits.plugin_timeout_ms.map_or(default.timeout, Duration::from_millis),
+            memory_bytes: self.limits.plugin_memory_mib.map_or(default.memory_bytes, |mib| (mib as usize) << 20),
+        }
+    }
+
+    /// Options for `format` as key-value strings.
+    pub fn format_options(&self, format: &str) -> Vec<(String, String)> {
+        self.options
+            .get(format)
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| {
+                let value = match value {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (key.clone(), value)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_are_errors_with_a_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(REPO_CONFIG);
+        std::fs::write(&path, "format = \"whole\"\nfromat = 1\n").unwrap();
+        let error = Config::read(&path).unwrap_err().to_string();
+        assert!(error.contains("unknown field `fromat`"), "{error}");
+        assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn plugin_paths_are_relative_to_the_file_and_limits_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(REPO_CONFIG);
+        std::fs::write(&path, "[limits]\nplugin-timeout-ms = 250\n[plugins.x]\npath = \"p/x.wasm\"\n[options.whole]\nk = true\n").unwrap();
+        let config = Config::read(&path).unwrap();
+        assert_eq!(config.plugins["x"].path, dir.path().join("p/x.wasm"));
+        assert_eq!(config.limits().timeout, Duration::from_millis(250));
+        assert_eq!(config.format_options("whole"), vec![("k".to_string(), "true".to_string())]);
+    }
+}

@@ -1,0 +1,14 @@
+//! `git agent-apply`: turn what a language model wrote into a safe git
+//! commit, or change nothing.
+//!
+//! The library holds the pieces the binary wires together: the wasm plugin
+//! [`runtime`], the format [`registry`] (the `edit_format` factory),
+//! [`config`], the [`transaction`] that reads and writes files, the
+//! [`report`] and the [`cli`].
+
+pub mod cli;
+pub mod config;
+pub mod registry;
+pub mod report;
+pub mod runtime;
+pub mod transaction;

@@ -1,0 +1,102 @@
+//! Compiled components on disk, keyed by the engine's compatibility hash and
+//! the wasm's digest. Each file ends with a checksum of its contents; a
+//! missing, stale, truncated or corrupt entry is recompiled, never fatal.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+use xxhash_rust::xxh3::{Xxh3, xxh3_64};
+
+const CHECKSUM_BYTES: usize = 8;
+
+/// Where compiled components live. `None` compiles every time.
+#[derive(Debug, Clone)]
+pub struct ComponentCache {
+    dir: Option<PathBuf>,
+}
+
+/// Feeds `Hash` output into xxh3, which, unlike std's hasher, is stable
+/// across Rust releases.
+struct StableHasher(Xxh3);
+
+impl Hasher for StableHasher {
+    fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+impl ComponentCache {
+    /// A cache in `dir` (created on first write).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        ComponentCache { dir: Some(dir.into()) }
+    }
+
+    /// No cache: compile on every load.
+    pub fn disabled() -> Self {
+        ComponentCache { dir: None }
+    }
+
+    /// `$AGENT_APPLY_CACHE_DIR`, else the user's cache directory.
+    pub fn default_location() -> Self {
+        match std::env::var_os("AGENT_APPLY_CACHE_DIR") {
+            Some(dir) => ComponentCache::at(dir),
+            None => dirs::cache_dir().map_or_else(ComponentCache::disabled, |d| ComponentCache::at(d.join("agent-apply").join("components"))),
+        }
+    }
+
+    /// The cache directory, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    fn entry_path(&self, engine: &Engine, digest: &str) -> Option<PathBuf> {
+        let mut hasher = StableHasher(Xxh3::new());
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let short = &digest[..digest.len().min(32)];
+        Some(self.dir.as_ref()?.join(format!("{:016x}-{short}.cwasm", hasher.finish())))
+    }
+
+    /// The compiled component for `wasm` (hex sha256 `digest`): from the
+    /// cache when a sound entry exists, otherwise compiled and stored.
+    pub fn component(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<Component, String> {
+        let entry = self.entry_path(engine, digest);
+        if let Some(component) = entry.as_deref().and_then(|path| read_entry(engine, path)) {
+            return Ok(component);
+        }
+        let component = Component::new(engine, wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
+        if let Some(path) = entry {
+            // A cache that cannot be written only costs the next run a compile.
+            let _ = write_entry(&component, &path);
+        }
+        Ok(component)
+    }
+}
+
+fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
+    let bytes = std::fs::read(path).ok()?;
+    let split = bytes.len().checked_sub(CHECKSUM_BYTES)?;
+    let (artifact, checksum) = bytes.split_at(split);
+    if xxh3_64(artifact).to_le_bytes() != checksum {
+        return None;
+    }
+    // SAFETY: the artifact was written by `Component::serialize` of an engine
+    // with the same compatibility hash (it is in the file name), and the
+    // checksum shows the bytes are the ones written.
+    unsafe { Component::deserialize(engine, artifact) }.ok()
+}
+
+fn write_entry(component: &Component, path: &Path) -> std::io::Result<()> {
+    let mut bytes = component.serialize().map_err(std::io::Error::other)?;
+    bytes.extend_from_slice(&xxh3_64(&bytes).to_le_bytes());
+    let dir = path.parent().expect("cache entries live in a directory");
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, &bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map(drop).map_err(|e| e.error)
+}

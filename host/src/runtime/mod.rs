@@ -1,0 +1,360 @@
+//! The wasm runtime: one engine, components compiled once and cached on
+//! disk, and every plugin call sandboxed (no files, network or environment),
+//! under a deadline and a memory cap.
+
+mod cache;
+mod convert;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use agent_apply_sdk::types as sdk;
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+pub use cache::ComponentCache;
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../plugins-sdk/wit/since_v0.1.0",
+        world: "format",
+    });
+}
+
+use bindings::{Format as FormatWorld, FormatPre};
+
+/// How often the deadline clock ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// How much a plugin may write to stdout and stderr before the rest is dropped.
+const CAPTURE_BYTES: usize = 64 * 1024;
+
+/// Resource limits for each plugin call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall time one call may take.
+    pub timeout: Duration,
+    /// Linear memory an instance may grow to, in bytes.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout: Duration::from_secs(5), memory_bytes: 256 << 20 }
+    }
+}
+
+/// Why a plugin could not be loaded or a call failed. Each names the plugin.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    #[error("plugin '{plugin}' could not be loaded: {reason}")]
+    Load { plugin: String, reason: String },
+    #[error("plugin '{plugin}' does not implement the agent-apply:format@{expected} contract: {reason}")]
+    Contract { plugin: String, expected: &'static str, reason: String },
+    #[error("plugin '{plugin}' ran past its time limit of {} ms in `{call}` and was stopped", limit.as_millis())]
+    Timeout { plugin: String, call: &'static str, limit: Duration },
+    #[error("plugin '{plugin}' tried to use more than its memory limit of {} MiB in `{call}` and was stopped", limit >> 20)]
+    OutOfMemory { plugin: String, call: &'static str, limit: usize },
+    #[error("plugin '{plugin}' crashed in `{call}`: {reason}")]
+    Trap { plugin: String, call: &'static str, reason: String, stderr: String },
+    #[error("plugin '{plugin}' was asked to instantiate again after a crash")]
+    Poisoned { plugin: String },
+}
+
+impl PluginError {
+    /// What the plugin wrote to stderr before failing, if anything.
+    pub fn stderr(&self) -> Option<&str> {
+        match self {
+            PluginError::Trap { stderr, .. } if !stderr.is_empty() => Some(stderr),
+            _ => None,
+        }
+    }
+}
+
+/// Store state: the WASI context with nothing granted, and the memory cap.
+struct PluginState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    memory: MemoryCap,
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// Refuses memory growth past the limit, and remembers that it did, so the
+/// trap that follows can be reported as what it is.
+struct MemoryCap {
+    limit: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.limit;
+        self.exceeded |= !allowed;
+        Ok(allowed)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+/// A clock frozen at zero: plugins are pure functions and get no time.
+struct FrozenClock;
+
+impl HostWallClock for FrozenClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl HostMonotonicClock for FrozenClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// The engine, linker and component cache shared by every plugin of a run.
+#[derive(Clone)]
+pub struct Runtime {
+    engine: Engine,
+    linker: Arc<Linker<PluginState>>,
+    cache: ComponentCache,
+    limits: Limits,
+}
+
+impl Runtime {
+    /// A runtime with the given cache and limits. The deadline clock starts
+    /// ticking on a background thread the first time a plugin is called.
+    pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
+        let mut config = Config::new();
+        config.wasm_component_model(true).epoch_interruption(true);
+        let engine = Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        Ok(Runtime { engine, linker: Arc::new(linker), cache, limits })
+    }
+
+    /// The limits calls run under.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The engine (for benchmarks and cache tools).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Compile (or fetch from the cache) and link a plugin's component.
+    /// `digest` is the hex sha256 of `wasm`.
+    pub fn load(&self, name: &str, wasm: &[u8], digest: &str) -> Result<LoadedPlugin, PluginError> {
+        let component = self.cache.component(&self.engine, wasm, digest).map_err(|reason| PluginError::Load {
+            plugin: name.to_string(),
+            reason,
+        })?;
+        self.link(name, component)
+    }
+
+    fn link(&self, name: &str, component: Component) -> Result<LoadedPlugin, PluginError> {
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| PluginError::Contract {
+            plugin: name.to_string(),
+            expected: agent_apply_sdk::CONTRACT_VERSION,
+            reason: format!("{e:#}"),
+        })?;
+        let pre = FormatPre::new(pre).map_err(|e| PluginError::Contract {
+            plugin: name.to_string(),
+            expected: agent_apply_sdk::CONTRACT_VERSION,
+            reason: format!("{e:#}"),
+        })?;
+        Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
+    }
+
+    fn start_deadline_clock(&self) {
+        static STARTED: OnceLock<()> = OnceLock::new();
+        STARTED.get_or_init(|| {
+            let engine = self.engine.clone();
+            std::thread::Builder::new()
+                .name("agent-apply-epoch".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(EPOCH_TICK);
+                        engine.increment_epoch();
+                    }
+                })
+                .expect("cannot start the plugin deadline clock");
+        });
+    }
+}
+
+/// A compiled, linked plugin, ready to instantiate.
+#[derive(Clone)]
+pub struct LoadedPlugin {
+    name: String,
+    pre: FormatPre<PluginState>,
+    runtime: Runtime,
+}
+
+impl LoadedPlugin {
+    /// The name the plugin was loaded under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A fresh sandboxed instance.
+    pub fn instantiate(&self) -> Result<PluginInstance, PluginError> {
+        let limits = self.runtime.limits;
+        let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
+        let wasi = WasiCtxBuilder::new()
+            .stdout(MemoryOutputPipe::new(CAPTURE_BYTES))
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .socket_addr_check(|_, _| Box::pin(async { false }))
+            .wall_clock(FrozenClock)
+            .monotonic_clock(FrozenClock)
+            .build();
+        let state = PluginState {
+            wasi,
+            table: ResourceTable::new(),
+            memory: MemoryCap { limit: limits.memory_bytes, exceeded: false },
+        };
+        let mut store = Store::new(&self.runtime.engine, state);
+        store.limiter(|state| &mut state.memory);
+        self.runtime.start_deadline_clock();
+        store.set_epoch_deadline(ticks(limits.timeout));
+        let bindings = self.pre.instantiate(&mut store).map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
+        Ok(PluginInstance { name: self.name.clone(), store, bindings, stderr, timeout: limits.timeout, poisoned: false })
+    }
+}
+
+fn ticks(timeout: Duration) -> u64 {
+    (timeout.as_nanos() / EPOCH_TICK.as_nanos()).max(1) as u64
+}
+
+fn classify(
+    plugin: &str,
+    call: &'static str,
+    error: wasmtime::Error,
+    store: &Store<PluginState>,
+    stderr: &MemoryOutputPipe,
+    timeout: Duration,
+) -> PluginError {
+    let plugin = plugin.to_string();
+    let limits = store.data().memory.limit;
+    if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+            return PluginError::Timeout { plugin, call, limit: timeout };
+    }
+    if store.data().memory.exceeded {
+        return PluginError::OutOfMemory { plugin, call, limit: limits };
+    }
+    let stderr = String::from_utf8_lossy(&stderr.contents()).trim().to_string();
+    let reason = match error.downcast_ref::<Trap>() {
+        Some(trap) => match stderr.lines().find(|l| l.contains("panicked at")) {
+            Some(_) => format!("{trap} (it panicked; see its output below)"),
+            None => trap.to_string(),
+        },
+        None => format!("{error:#}"),
+    };
+    PluginError::Trap { plugin, call, reason, stderr }
+}
+
+/// A running plugin instance. Calls run one at a time under the deadline;
+/// after a crash the instance refuses further calls.
+pub struct PluginInstance {
+    name: String,
+    store: Store<PluginState>,
+    bindings: FormatWorld,
+    stderr: MemoryOutputPipe,
+    timeout: Duration,
+    poisoned: bool,
+}
+
+macro_rules! guarded_call {
+    ($self:ident, $call:literal, |$guest:ident, $store:ident| $body:expr) => {{
+        if $self.poisoned {
+            return Err(PluginError::Poisoned { plugin: $self.name.clone() });
+        }
+        let timeout = $self.timeout;
+        $self.store.set_epoch_deadline(ticks(timeout));
+        let $guest = $self.bindings.agent_apply_format_plugin();
+        let $store = &mut $self.store;
+        match $body {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                $self.poisoned = true;
+                Err(classify(&$self.name, $call, error, &$self.store, &$self.stderr, timeout))
+            }
+        }
+    }};
+}
+
+impl PluginInstance {
+    /// The name the plugin was loaded under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the plugin wrote to stderr so far (shown with `--verbose`).
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).into_owned()
+    }
+
+    pub fn info(&mut self) -> Result<sdk::FormatInfo, PluginError> {
+        guarded_call!(self, "info", |guest, store| guest.call_info(store).map(convert::format_info))
+    }
+
+    pub fn detect(&mut self, reply: &str) -> Result<f32, PluginError> {
+        guarded_call!(self, "detect", |guest, store| guest.call_detect(store, reply))
+    }
+
+    pub fn parse(&mut self, reply: &str, options: &[sdk::OptionValue]) -> Result<sdk::ParseOutput, PluginError> {
+        let options = convert::options(options);
+        guarded_call!(self, "parse", |guest, store| guest.call_parse(store, reply, &options).map(convert::parse_output))
+    }
+
+    pub fn apply(
+        &mut self,
+        files: &[sdk::File],
+        edits: &[sdk::Edit],
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
+        let files: Vec<_> = files.iter().map(convert::file_to_host).collect();
+        let edits: Vec<_> = edits.iter().map(convert::edit_to_host).collect();
+        let options = convert::options(options);
+        guarded_call!(self, "apply", |guest, store| guest
+            .call_apply(store, &files, &edits, &options)
+            .map(|r| r.map(convert::apply_output)))
+    }
+
+    pub fn render(
+        &mut self,
+        file: &sdk::File,
+        ranges: &[sdk::LineRange],
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<String, String>, PluginError> {
+        let file = convert::file_to_host(file);
+        let ranges: Vec<_> = ranges.iter().map(|r| convert::line_range_to_host(*r)).collect();
+        let options = convert::options(options);
+        guarded_call!(self, "render", |guest, store| guest.call_render(store, &file, &ranges, &options))
+    }
+
+    pub fn lint(&mut self, file: &sdk::File) -> Result<Vec<sdk::Diagnostic>, PluginError> {
+        let file = convert::file_to_host(file);
+        guarded_call!(self, "lint", |guest, store| guest
+            .call_lint(store, &file)
+            .map(|d| d.into_iter().map(convert::diagnostic).collect()))
+    }
+}
