@@ -36,6 +36,7 @@ pub mod bindings {
 
 pub mod elision;
 pub mod fence;
+pub mod matching;
 pub mod paths;
 mod format;
 pub mod source;

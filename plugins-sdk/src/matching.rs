@@ -1,0 +1,1290 @@
+//! The matching ladder: find where a block of old lines sits in a file, and
+//! replace it, tolerating the drift models introduce, but never guessing.
+//!
+//! Levels, tried in order (see DESIGN.md, "The matching ladder"):
+//! exact → ignoring trailing whitespace → ignoring leading whitespace (the
+//! replacement is re-indented by the same offset) → `...` elision lines (each
+//! piece found once, in order) → Unicode look-alikes folded (curly quotes,
+//! dashes, non-breaking spaces) → optional fuzzy similarity with a clear
+//! margin over the runner-up.
+//!
+//! **At every level the match must be unique.** Two or more places is an
+//! `ambiguous` failure naming their line numbers; the first hit is never
+//! edited silently.
+//!
+//! Cost is linear in the file: each level hashes every line once (lazily,
+//! only when the level is reached) and slides a rolling hash of the block over
+//! the line hashes; candidate windows are verified line by line.
+//!
+//! [`replace_block`] is the one-call entry point. [`Haystack`] and
+//! [`find_block`] are the pieces, for formats that only need positions.
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::elision::is_placeholder;
+use crate::format::EditFailure;
+use crate::text::{BOM, TextStyle, lines_with_endings, split_bom, strip_ending};
+use crate::types::{FailureKind, LineRange};
+
+/// How far a match had to bend to be found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Exact,
+    TrailingWhitespace,
+    LeadingWhitespace,
+    Elision,
+    Unicode,
+    Fuzzy,
+}
+
+impl Level {
+    /// A short machine name: `exact`, `trailing-whitespace`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Exact => "exact",
+            Level::TrailingWhitespace => "trailing-whitespace",
+            Level::LeadingWhitespace => "leading-whitespace",
+            Level::Elision => "elision",
+            Level::Unicode => "unicode",
+            Level::Fuzzy => "fuzzy",
+        }
+    }
+
+    /// How the match was made, for messages: "ignoring indentation".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Level::Exact => "exactly",
+            Level::TrailingWhitespace => "ignoring trailing whitespace",
+            Level::LeadingWhitespace => "ignoring indentation",
+            Level::Elision => "around `...` elision lines",
+            Level::Unicode => "ignoring look-alike characters (quotes, dashes, spaces)",
+            Level::Fuzzy => "by fuzzy similarity",
+        }
+    }
+
+    fn key_slot(self) -> usize {
+        match self {
+            Level::Exact => 0,
+            Level::TrailingWhitespace => 1,
+            Level::LeadingWhitespace | Level::Elision => 2,
+            Level::Unicode | Level::Fuzzy => 3,
+        }
+    }
+}
+
+/// The line levels [`find_block`] tries, in order (elision and fuzzy are
+/// handled separately).
+const LINE_LEVELS: [Level; 4] = [
+    Level::Exact,
+    Level::TrailingWhitespace,
+    Level::LeadingWhitespace,
+    Level::Unicode,
+];
+
+/// Knobs of the ladder.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LadderOptions {
+    /// Enable the fuzzy level: the minimum mean line similarity (0.0–1.0) a
+    /// window needs. `None` (the default) disables it.
+    pub fuzzy: Option<f32>,
+    /// How much better than the runner-up the best fuzzy window must score.
+    pub fuzzy_margin: f32,
+    /// Try the `...` elision level.
+    pub elision: bool,
+}
+
+impl Default for LadderOptions {
+    fn default() -> Self {
+        LadderOptions {
+            fuzzy: None,
+            fuzzy_margin: 0.1,
+            elision: true,
+        }
+    }
+}
+
+/// Fold Unicode look-alikes to ASCII: curly quotes and primes to `'`/`"`,
+/// dashes and minus signs to `-`, exotic spaces to a space, `…` to `...`;
+/// zero-width characters are dropped.
+pub fn fold_lookalikes(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}'
+            | '\u{FF07}' => out.push('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}'
+            | '\u{FF02}' => out.push('"'),
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => {
+                out.push('-')
+            }
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
+                out.push(' ')
+            }
+            '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
+            '\u{2026}' => out.push_str("..."),
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A line as a level compares it.
+pub fn normalize(line: &str, level: Level) -> Cow<'_, str> {
+    match level {
+        Level::Exact => Cow::Borrowed(line),
+        Level::TrailingWhitespace => Cow::Borrowed(line.trim_end()),
+        Level::LeadingWhitespace | Level::Elision => Cow::Borrowed(line.trim()),
+        Level::Unicode | Level::Fuzzy => match fold_lookalikes(line.trim()) {
+            Cow::Borrowed(s) => Cow::Borrowed(s),
+            Cow::Owned(s) => Cow::Owned(s.trim().to_string()),
+        },
+    }
+}
+
+fn hash_str(s: &str) -> u64 {
+    // FNV-1a, then a final avalanche so rolling sums spread well.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in s.as_bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h | 1
+}
+
+fn line_key(line: &str, level: Level) -> u64 {
+    hash_str(&normalize(line, level))
+}
+
+const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
+
+/// A file's lines (without endings), with per-level line hashes computed on
+/// first use.
+pub struct Haystack<'a> {
+    lines: Vec<&'a str>,
+    keys: [OnceCell<Vec<u64>>; 4],
+}
+
+impl<'a> Haystack<'a> {
+    /// Lines without their endings (see [`crate::text::strip_ending`]).
+    pub fn new(lines: Vec<&'a str>) -> Self {
+        Haystack {
+            lines,
+            keys: Default::default(),
+        }
+    }
+
+    /// The lines of a file's content (after any BOM).
+    pub fn of(content: &'a str) -> Self {
+        let (_, body) = split_bom(content);
+        Haystack::new(lines_with_endings(body).map(strip_ending).collect())
+    }
+
+    pub fn lines(&self) -> &[&'a str] {
+        &self.lines
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    fn keys(&self, level: Level) -> &[u64] {
+        self.keys[level.key_slot()]
+            .get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
+    }
+
+    /// Start indexes (0-based) of every place in `within` where `needle`
+    /// matches at `level` (a line level, not elision or fuzzy), at most
+    /// `limit` of them, in order.
+    pub fn find_all(
+        &self,
+        needle: &[&str],
+        level: Level,
+        within: Range<usize>,
+        limit: usize,
+    ) -> Vec<usize> {
+        let m = needle.len();
+        let within = within.start.min(self.len())..within.end.min(self.len());
+        if m == 0 || within.len() < m || limit == 0 {
+            return Vec::new();
+        }
+        let keys = &self.keys(level)[within.clone()];
+        let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        let mut target: u64 = 0;
+        let mut window: u64 = 0;
+        let mut top: u64 = 1; // ROLL_BASE^(m-1)
+        for j in 0..m {
+            target = target
+                .wrapping_mul(ROLL_BASE)
+                .wrapping_add(hash_str(&needle_norm[j]));
+            window = window.wrapping_mul(ROLL_BASE).wrapping_add(keys[j]);
+            if j > 0 {
+                top = top.wrapping_mul(ROLL_BASE);
+            }
+        }
+        let mut found = Vec::new();
+        let mut s = 0;
+        loop {
+            if window == target {
+                let start = within.start + s;
+                let same =
+                    (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
+                if same {
+                    found.push(start);
+                    if found.len() >= limit {
+                        break;
+                    }
+                }
+            }
+            if s + m >= keys.len() {
+                break;
+            }
+            window = window
+                .wrapping_sub(keys[s].wrapping_mul(top))
+                .wrapping_mul(ROLL_BASE)
+                .wrapping_add(keys[s + m]);
+            s += 1;
+        }
+        found
+    }
+}
+
+/// Where a block was found: lines `start..end` (0-based, end exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockMatch {
+    pub start: usize,
+    pub end: usize,
+    pub level: Level,
+}
+
+/// Why a block was not found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchError {
+    NotFound,
+    /// Found at `level` in several places; `starts` are 0-based line indexes
+    /// (at most [`AMBIGUITY_LIMIT`] of them).
+    Ambiguous {
+        level: Level,
+        starts: Vec<usize>,
+    },
+}
+
+/// How many places an ambiguity report lists.
+pub const AMBIGUITY_LIMIT: usize = 10;
+
+/// Find `needle` in `within` at the line levels (exact, trailing whitespace,
+/// leading whitespace, look-alikes) and then fuzzily if enabled. The first
+/// level with any match decides: one match is found, two or more ambiguous.
+pub fn find_block(
+    hay: &Haystack<'_>,
+    needle: &[&str],
+    within: Range<usize>,
+    options: &LadderOptions,
+) -> Result<BlockMatch, MatchError> {
+    for level in LINE_LEVELS {
+        if let Some(result) = find_at(hay, needle, within.clone(), level) {
+            return result;
+        }
+    }
+    match options.fuzzy {
+        Some(min) => fuzzy_find(hay, needle, within, min, options.fuzzy_margin),
+        None => Err(MatchError::NotFound),
+    }
+}
+
+/// One line level: `None` when nothing matches there.
+fn find_at(
+    hay: &Haystack<'_>,
+    needle: &[&str],
+    within: Range<usize>,
+    level: Level,
+) -> Option<Result<BlockMatch, MatchError>> {
+    let starts = hay.find_all(needle, level, within, AMBIGUITY_LIMIT + 1);
+    match starts.len() {
+        0 => None,
+        1 => Some(Ok(BlockMatch {
+            start: starts[0],
+            end: starts[0] + needle.len(),
+            level,
+        })),
+        _ => Some(Err(MatchError::Ambiguous { level, starts })),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Similarity, closest lines, fuzzy
+
+fn levenshtein(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+fn bigrams(s: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+    grams.sort_unstable();
+    grams
+}
+
+fn dice(a: &[(char, char)], b: &[(char, char)]) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f32 / (a.len() + b.len()) as f32
+}
+
+/// Similarity of two lines, 0.0–1.0, ignoring surrounding whitespace and
+/// look-alike characters.
+pub fn line_similarity(a: &str, b: &str) -> f32 {
+    let (a, b) = (normalize(a, Level::Unicode), normalize(b, Level::Unicode));
+    if a == b {
+        return 1.0;
+    }
+    let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let longest = ca.len().max(cb.len());
+    if longest <= 200 {
+        1.0 - levenshtein(&ca, &cb) as f32 / longest as f32
+    } else {
+        dice(&bigrams(&a), &bigrams(&b))
+    }
+}
+
+/// Lines shared by the needle and the file, as votes for where the needle
+/// would start. Lines that occur very often in the file do not vote.
+fn vote_starts(hay: &Haystack<'_>, needle: &[&str], within: Range<usize>) -> Vec<(isize, u32)> {
+    const COMMON: usize = 64;
+    let keys = hay.keys(Level::Unicode);
+    let wanted: HashMap<u64, Vec<usize>> = {
+        let mut map: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (j, line) in needle.iter().enumerate() {
+            if line.trim().len() > 1 {
+                map.entry(line_key(line, Level::Unicode))
+                    .or_default()
+                    .push(j);
+            }
+        }
+        map
+    };
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut votes: HashMap<isize, u32> = HashMap::new();
+    let within = within.start.min(hay.len())..within.end.min(hay.len());
+    for i in within {
+        if let Some(js) = wanted.get(&keys[i]) {
+            let count = seen.entry(keys[i]).or_default();
+            *count += 1;
+            if *count > COMMON {
+                continue;
+            }
+            for &j in js {
+                *votes.entry(i as isize - j as isize).or_default() += 1;
+            }
+        }
+    }
+    let mut votes: Vec<(isize, u32)> = votes.into_iter().collect();
+    votes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    votes
+}
+
+fn window_score(hay: &Haystack<'_>, needle: &[&str], start: usize) -> f32 {
+    let total: f32 = needle
+        .iter()
+        .enumerate()
+        .map(|(j, l)| line_similarity(l, hay.lines[start + j]))
+        .sum();
+    total / needle.len().max(1) as f32
+}
+
+fn fuzzy_find(
+    hay: &Haystack<'_>,
+    needle: &[&str],
+    within: Range<usize>,
+    min: f32,
+    margin: f32,
+) -> Result<BlockMatch, MatchError> {
+    let m = needle.len();
+    if m == 0 {
+        return Err(MatchError::NotFound);
+    }
+    let mut scored: Vec<(f32, usize)> = vote_starts(hay, needle, within.clone())
+        .into_iter()
+        .filter(|&(start, _)| {
+            start >= within.start as isize && start as usize + m <= within.end.min(hay.len())
+        })
+        .take(8)
+        .map(|(start, _)| (window_score(hay, needle, start as usize), start as usize))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let Some(&(best, start)) = scored.first() else {
+        return Err(MatchError::NotFound);
+    };
+    if best < min {
+        return Err(MatchError::NotFound);
+    }
+    match scored.get(1) {
+        Some(&(second, other)) if best - second < margin => {
+            let mut starts = vec![start, other];
+            starts.sort_unstable();
+            Err(MatchError::Ambiguous {
+                level: Level::Fuzzy,
+                starts,
+            })
+        }
+        _ => Ok(BlockMatch {
+            start,
+            end: start + m,
+            level: Level::Fuzzy,
+        }),
+    }
+}
+
+/// The region of the file most like `needle`: 0-based `start..end`, or
+/// `None` when nothing resembles it. Linear in the file.
+pub fn closest_region(hay: &Haystack<'_>, needle: &[&str]) -> Option<Range<usize>> {
+    let m = needle.len().max(1);
+    let n = hay.len();
+    if n == 0 {
+        return None;
+    }
+    let clamp = |start: isize| {
+        let start = start.clamp(0, n as isize - 1) as usize;
+        start..(start + m).min(n)
+    };
+    if let Some(&(start, _)) = vote_starts(hay, needle, 0..n).first() {
+        return Some(clamp(start));
+    }
+    // No line in common: compare the most distinctive needle line with each file line.
+    let (j, probe) = needle
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, l)| l.trim().len())?;
+    let probe = bigrams(&normalize(probe, Level::Unicode));
+    if probe.is_empty() {
+        return None;
+    }
+    let mut best = (0.0f32, 0usize);
+    for (i, line) in hay.lines.iter().enumerate() {
+        let score = dice(&probe, &bigrams(&normalize(line, Level::Unicode)));
+        if score > best.0 {
+            best = (score, i);
+        }
+    }
+    (best.0 >= 0.5).then(|| clamp(best.1 as isize - j as isize))
+}
+
+/// Numbered lines of the file, `  12| text`, for hints.
+pub fn numbered(hay: &Haystack<'_>, range: Range<usize>) -> String {
+    const MAX: usize = 12;
+    let mut out = String::new();
+    let end = range.end.min(hay.len());
+    for i in range.start..end.min(range.start + MAX) {
+        out.push_str(&format!("{:>5}| {}\n", i + 1, hay.lines[i]));
+    }
+    if end > range.start + MAX {
+        out.push_str(&format!("  ... ({} more lines)\n", end - range.start - MAX));
+    }
+    out
+}
+
+/// A "did you mean" hint for a block that was not found: the closest lines
+/// with their numbers, and the block's lines that appear nowhere in the file.
+/// Also returns the closest range as 1-based lines.
+pub fn did_you_mean(hay: &Haystack<'_>, needle: &[&str]) -> (Option<String>, Option<LineRange>) {
+    let mut hint = String::new();
+    let region = closest_region(hay, needle);
+    if let Some(region) = &region {
+        hint.push_str(&format!(
+            "the closest lines in the file are {}-{}:\n{}",
+            region.start + 1,
+            region.end,
+            numbered(hay, region.clone())
+        ));
+    }
+    let keys: std::collections::HashSet<u64> = hay.keys(Level::Unicode).iter().copied().collect();
+    let missing: Vec<&str> = needle
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !keys.contains(&line_key(l, Level::Unicode)))
+        .take(3)
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        hint.push_str("these lines are not in the file at all:\n");
+        for line in missing {
+            hint.push_str(&format!("    {}\n", line.trim()));
+        }
+    }
+    let lines = region.map(|r| LineRange::new(r.start as u32 + 1, r.end as u32));
+    (
+        if hint.is_empty() {
+            None
+        } else {
+            Some(hint.trim_end().to_string())
+        },
+        lines,
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Re-indentation
+
+/// How to shift the indentation of replacement lines so they sit where the
+/// matched lines sit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reindent {
+    /// Leave lines as written.
+    Keep,
+    /// Replace the leading-whitespace prefix `from` with `to`.
+    Swap { from: String, to: String },
+    /// Shift by `delta` columns (a tab counts `tab` columns) and write the
+    /// result with tabs (`use_tabs`) or spaces.
+    Columns {
+        delta: isize,
+        tab: usize,
+        use_tabs: bool,
+    },
+}
+
+fn leading_ws(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {
+    let mut prefix: Option<&str> = None;
+    for item in items {
+        prefix = Some(match prefix {
+            None => item,
+            Some(p) => {
+                let len = p
+                    .bytes()
+                    .zip(item.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                &p[..len]
+            }
+        });
+    }
+    prefix
+}
+
+fn columns(ws: &str, tab: usize) -> usize {
+    ws.chars().fold(0, |col, c| {
+        if c == '\t' {
+            col + tab - col % tab
+        } else {
+            col + 1
+        }
+    })
+}
+
+impl Reindent {
+    /// Infer the shift from pairs of (block line as written, file line it
+    /// matched). Blank lines are ignored.
+    pub fn infer<'s>(pairs: impl IntoIterator<Item = (&'s str, &'s str)>) -> Reindent {
+        let pairs: Vec<(&str, &str)> = pairs
+            .into_iter()
+            .filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty())
+            .map(|(a, b)| (leading_ws(a), leading_ws(b)))
+            .collect();
+        if pairs.iter().all(|(a, b)| a == b) {
+            return Reindent::Keep;
+        }
+        let from = common_prefix(pairs.iter().map(|p| p.0)).unwrap_or("");
+        let to = common_prefix(pairs.iter().map(|p| p.1)).unwrap_or("");
+        if pairs.iter().all(|(a, b)| a[from.len()..] == b[to.len()..]) {
+            return Reindent::Swap {
+                from: from.to_string(),
+                to: to.to_string(),
+            };
+        }
+        let use_tabs = pairs.iter().any(|(_, b)| b.contains('\t'));
+        for tab in [4, 8, 2] {
+            let delta = columns(pairs[0].1, tab) as isize - columns(pairs[0].0, tab) as isize;
+            if pairs
+                .iter()
+                .all(|(a, b)| columns(b, tab) as isize - columns(a, tab) as isize == delta)
+            {
+                return Reindent::Columns {
+                    delta,
+                    tab,
+                    use_tabs,
+                };
+            }
+        }
+        let (a, b) = pairs[0];
+        Reindent::Swap {
+            from: a.to_string(),
+            to: b.to_string(),
+        }
+    }
+
+    /// `line` re-indented.
+    pub fn apply(&self, line: &str) -> String {
+        if line.trim().is_empty() {
+            return line.to_string();
+        }
+        let ws = leading_ws(line);
+        let rest = &line[ws.len()..];
+        match self {
+            Reindent::Keep => line.to_string(),
+            Reindent::Swap { from, to } => match ws.strip_prefix(from.as_str()) {
+                Some(tail) => format!("{to}{tail}{rest}"),
+                None => line.to_string(),
+            },
+            Reindent::Columns {
+                delta,
+                tab,
+                use_tabs,
+            } => {
+                let col = (columns(ws, *tab) as isize + delta).max(0) as usize;
+                let indent = if *use_tabs {
+                    format!("{}{}", "\t".repeat(col / tab), " ".repeat(col % tab))
+                } else {
+                    " ".repeat(col)
+                };
+                format!("{indent}{rest}")
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Replacing
+
+/// The result of [`replace_block`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replaced {
+    /// The file's new content.
+    pub content: String,
+    /// The level the block matched at.
+    pub level: Level,
+    /// The lines replaced, in the file as it was (1-based).
+    pub lines: LineRange,
+}
+
+/// One planned change of a line range of the file.
+#[derive(Debug, Clone)]
+struct Splice {
+    start: usize,
+    end: usize,
+    /// Lines at the start of the range kept byte for byte.
+    keep_prefix: usize,
+    /// Lines at the end of the range kept byte for byte.
+    keep_suffix: usize,
+    middle: Vec<String>,
+}
+
+fn make_splice(
+    start: usize,
+    end: usize,
+    first: &[&str],
+    last: &[&str],
+    replace: &[&str],
+    reindent: &Reindent,
+) -> Splice {
+    let region = end - start;
+    let keep_prefix = first
+        .iter()
+        .zip(replace)
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(region)
+        .min(replace.len());
+    let keep_suffix = last
+        .iter()
+        .rev()
+        .zip(replace.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(region - keep_prefix)
+        .min(replace.len() - keep_prefix);
+    let middle = replace[keep_prefix..replace.len() - keep_suffix]
+        .iter()
+        .map(|l| reindent.apply(l))
+        .collect();
+    Splice {
+        start,
+        end,
+        keep_prefix,
+        keep_suffix,
+        middle,
+    }
+}
+
+/// Apply non-overlapping `splices` (in order) to the file.
+fn render(content: &str, splices: &[Splice]) -> String {
+    let style = TextStyle::detect(content);
+    let (bom, body) = split_bom(content);
+    let lines: Vec<&str> = lines_with_endings(body).collect();
+    let mut out = String::with_capacity(content.len() + 64);
+    if bom {
+        out.push(BOM);
+    }
+    let mut next = 0;
+    for s in splices {
+        lines[next..s.start + s.keep_prefix]
+            .iter()
+            .for_each(|l| out.push_str(l));
+        for line in &s.middle {
+            out.push_str(line);
+            out.push_str(style.eol.as_str());
+        }
+        lines[s.end - s.keep_suffix..s.end]
+            .iter()
+            .for_each(|l| out.push_str(l));
+        next = s.end;
+    }
+    lines[next..].iter().for_each(|l| out.push_str(l));
+    if !style.final_newline && out.len() > usize::from(bom) * BOM.len_utf8() && out.ends_with('\n')
+    {
+        out.pop();
+        if out.ends_with('\r') {
+            out.pop();
+        }
+    }
+    out
+}
+
+/// Split block lines on `...` placeholder lines. This level is only reached
+/// when the block did not match as written, so a bare `...` after a `:` line
+/// counts as a placeholder too (were it a real Python stub body, the exact
+/// level would have found it).
+fn split_on_elisions<'s>(lines: &[&'s str]) -> Vec<Vec<&'s str>> {
+    let mut pieces = vec![Vec::new()];
+    for &line in lines {
+        let trimmed = line.trim();
+        if !trimmed.is_empty() && is_placeholder(trimmed, false) {
+            pieces.push(Vec::new());
+        } else {
+            pieces.last_mut().expect("never empty").push(line);
+        }
+    }
+    pieces
+}
+
+fn block_lines(text: &str) -> Vec<&str> {
+    lines_with_endings(text).map(strip_ending).collect()
+}
+
+fn places(starts: &[usize], len: usize) -> String {
+    let shown: Vec<String> = starts
+        .iter()
+        .take(AMBIGUITY_LIMIT)
+        .map(|&s| {
+            if len > 1 {
+                format!("{}-{}", s + 1, s + len)
+            } else {
+                format!("{}", s + 1)
+            }
+        })
+        .collect();
+    let more = if starts.len() > AMBIGUITY_LIMIT {
+        " and more"
+    } else {
+        ""
+    };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// The failure for a block found in several places.
+pub fn ambiguous_failure(level: Level, starts: &[usize], len: usize) -> EditFailure {
+    let how = if level == Level::Exact {
+        String::new()
+    } else {
+        format!(" (matching {})", level.describe())
+    };
+    let count = if starts.len() > AMBIGUITY_LIMIT {
+        format!("more than {AMBIGUITY_LIMIT}")
+    } else {
+        starts.len().to_string()
+    };
+    EditFailure::new(
+        FailureKind::Ambiguous,
+        format!(
+            "the text to replace occurs in {count} places{how}, at lines {}",
+            places(starts, len)
+        ),
+    )
+    .with_hint("include more of the surrounding lines so the text matches exactly one place")
+    .at(LineRange::new(
+        starts[0] as u32 + 1,
+        (starts[0] + len.max(1)) as u32,
+    ))
+}
+
+/// Plan the elision level: each piece found once, in order.
+fn plan_elision(
+    hay: &Haystack<'_>,
+    search: &[&str],
+    replace: &[&str],
+) -> Result<Option<(Vec<Splice>, LineRange)>, EditFailure> {
+    let spieces = split_on_elisions(search);
+    if spieces.len() < 2 {
+        return Ok(None);
+    }
+    let rpieces = split_on_elisions(replace);
+    if rpieces.len() != 1 && rpieces.len() != spieces.len() {
+        return Err(EditFailure::new(
+            FailureKind::Malformed,
+            format!(
+                "the text to replace has {} `...` lines but the replacement has {}",
+                spieces.len() - 1,
+                rpieces.len() - 1
+            ),
+        )
+        .with_hint("use the same `...` lines in both, or write the lines out in full"));
+    }
+    let options = LadderOptions::default();
+    let mut cursor = 0;
+    let mut found: Vec<Option<BlockMatch>> = Vec::with_capacity(spieces.len());
+    for piece in &spieces {
+        if piece.is_empty() {
+            found.push(None);
+            continue;
+        }
+        match find_block(hay, piece, cursor..hay.len(), &options) {
+            Ok(m) => {
+                cursor = m.end;
+                found.push(Some(m));
+            }
+            Err(MatchError::NotFound) => return Ok(None),
+            Err(MatchError::Ambiguous { level, starts }) => {
+                let mut failure = ambiguous_failure(level, &starts, piece.len());
+                failure.message = format!(
+                    "a piece between `...` lines is ambiguous: {}",
+                    failure.message
+                );
+                return Err(failure);
+            }
+        }
+    }
+    let matched: Vec<(usize, BlockMatch)> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.map(|m| (i, m)))
+        .collect();
+    let Some(&(first_i, first)) = matched.first() else {
+        return Ok(None);
+    };
+    let &(last_i, last) = matched.last().expect("non-empty");
+    let pairs = matched.iter().flat_map(|&(i, m)| {
+        spieces[i]
+            .iter()
+            .zip(&hay.lines[m.start..m.end])
+            .map(|(a, b)| (*a, *b))
+    });
+    let reindent = Reindent::infer(pairs);
+    let range = LineRange::new(first.start as u32 + 1, last.end as u32);
+    if rpieces.len() == 1 {
+        let splice = make_splice(
+            first.start,
+            last.end,
+            &spieces[first_i],
+            &spieces[last_i],
+            replace,
+            &reindent,
+        );
+        return Ok(Some((vec![splice], range)));
+    }
+    let mut splices = Vec::new();
+    for (i, m) in found.iter().enumerate() {
+        match m {
+            Some(m) => splices.push(make_splice(
+                m.start,
+                m.end,
+                &spieces[i],
+                &spieces[i],
+                &rpieces[i],
+                &reindent,
+            )),
+            None if rpieces[i].is_empty() => {}
+            None => {
+                return Err(EditFailure::new(
+                    FailureKind::Malformed,
+                    "the replacement adds lines next to a `...` line with nothing to anchor them",
+                )
+                .with_hint("put at least one real line of the file next to every `...` line"));
+            }
+        }
+    }
+    Ok(Some((splices, range)))
+}
+
+/// Replace the block `search` with `replace` in `content` using the ladder.
+///
+/// `search` must hold at least one line (an empty search means "create or
+/// append", which is the format's business). Line endings, BOM and the final
+/// newline of `content` are kept; lines of `replace` identical to the
+/// matching lines of `search` at its start and end keep the file's bytes.
+///
+/// Failures: `not-found` (with the closest lines as a hint), `ambiguous`
+/// (naming the line numbers), `already-applied` (the replacement is
+/// already where the search text would have been), `malformed`.
+pub fn replace_block(
+    content: &str,
+    search: &str,
+    replace: &str,
+    options: &LadderOptions,
+) -> Result<Replaced, EditFailure> {
+    let hay = Haystack::of(content);
+    let s = block_lines(search);
+    let r = block_lines(replace);
+    if s.is_empty() {
+        return Err(EditFailure::new(
+            FailureKind::Malformed,
+            "the text to replace is empty",
+        ));
+    }
+    let n = hay.len();
+    let mut plan: Option<(Vec<Splice>, LineRange, Level)> = None;
+    for level in LINE_LEVELS {
+        if level == Level::Unicode && options.elision {
+            if let Some((splices, range)) = plan_elision(&hay, &s, &r)? {
+                plan = Some((splices, range, Level::Elision));
+                break;
+            }
+        }
+        match find_at(&hay, &s, 0..n, level) {
+            None => continue,
+            Some(Err(MatchError::Ambiguous { level, starts })) => {
+                return Err(ambiguous_failure(level, &starts, s.len()));
+            }
+            Some(Err(MatchError::NotFound)) => continue,
+            Some(Ok(m)) => {
+                plan = Some((
+                    single_splice(&hay, &s, &r, m),
+                    LineRange::new(m.start as u32 + 1, m.end as u32),
+                    level,
+                ));
+                break;
+            }
+        }
+    }
+    if plan.is_none() {
+        if let Some(min) = options.fuzzy {
+            match fuzzy_find(&hay, &s, 0..n, min, options.fuzzy_margin) {
+                Ok(m) => {
+                    plan = Some((
+                        single_splice(&hay, &s, &r, m),
+                        LineRange::new(m.start as u32 + 1, m.end as u32),
+                        m.level,
+                    ))
+                }
+                Err(MatchError::Ambiguous { level, starts }) => {
+                    return Err(ambiguous_failure(level, &starts, s.len()));
+                }
+                Err(MatchError::NotFound) => {}
+            }
+        }
+    }
+    let Some((splices, lines, level)) = plan else {
+        return Err(not_found(&hay, &s, &r));
+    };
+    if let Some(failure) = already_applied_around(&hay, &s, &r, lines) {
+        return Err(failure);
+    }
+    Ok(Replaced {
+        content: render(content, &splices),
+        level,
+        lines,
+    })
+}
+
+fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> Vec<Splice> {
+    let reindent = match m.level {
+        Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
+        _ => Reindent::infer(
+            s.iter()
+                .copied()
+                .zip(hay.lines[m.start..m.end].iter().copied()),
+        ),
+    };
+    vec![make_splice(m.start, m.end, s, s, r, &reindent)]
+}
+
+fn same_lines(a: &[&str], b: &[&str]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| normalize(x, Level::Unicode) == normalize(y, Level::Unicode))
+}
+
+/// The replacement already sits around the matched lines (it extends the
+/// search text, and the extension is there): applying again would duplicate it.
+fn already_applied_around(
+    hay: &Haystack<'_>,
+    s: &[&str],
+    r: &[&str],
+    found: LineRange,
+) -> Option<EditFailure> {
+    if r.len() <= s.len() || same_lines(s, r) {
+        return None;
+    }
+    let (start, end) = (found.start as usize - 1, found.end as usize);
+    let lo = start.saturating_sub(r.len());
+    let hi = (end + r.len()).min(hay.len());
+    for level in [Level::TrailingWhitespace, Level::LeadingWhitespace] {
+        for at in hay.find_all(r, level, lo..hi, AMBIGUITY_LIMIT) {
+            if at <= start && at + r.len() >= end {
+                return Some(already_applied(at, r.len()));
+            }
+        }
+    }
+    None
+}
+
+fn already_applied(at: usize, len: usize) -> EditFailure {
+    EditFailure::new(
+        FailureKind::AlreadyApplied,
+        format!(
+            "the replacement text is already in the file, at lines {}-{}",
+            at + 1,
+            at + len
+        ),
+    )
+    .with_hint("this edit seems to have been applied already; do not send it again")
+    .at(LineRange::new(at as u32 + 1, (at + len) as u32))
+}
+
+fn not_found(hay: &Haystack<'_>, s: &[&str], r: &[&str]) -> EditFailure {
+    if !r.iter().all(|l| l.trim().is_empty()) && !same_lines(s, r) {
+        for level in LINE_LEVELS {
+            if let Some(&at) = hay.find_all(r, level, 0..hay.len(), 1).first() {
+                return already_applied(at, r.len());
+            }
+        }
+    }
+    let (hint, lines) = did_you_mean(hay, s);
+    let mut failure = EditFailure::new(
+        FailureKind::NotFound,
+        "the text to replace is not in the file (tried exact, whitespace-insensitive, `...` and look-alike matching)",
+    );
+    failure.hint = Some(match hint {
+        Some(h) => format!("{h}\ncopy the lines to replace exactly as they are in the file"),
+        None => "copy the lines to replace exactly as they are in the file".to_string(),
+    });
+    failure.lines = lines;
+    failure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rep(content: &str, search: &str, replace: &str) -> Result<Replaced, EditFailure> {
+        replace_block(content, search, replace, &LadderOptions::default())
+    }
+
+    #[test]
+    fn exact_match_keeps_crlf_and_missing_final_newline() {
+        let out = rep("a\r\nb\r\nc", "b\n", "B\nB2\n").unwrap();
+        assert_eq!(out.content, "a\r\nB\r\nB2\r\nc");
+        assert_eq!(out.level, Level::Exact);
+        assert_eq!(out.lines, LineRange::new(2, 2));
+        let out = rep("\u{feff}a\nb", "b\n", "c\n").unwrap();
+        assert_eq!(out.content, "\u{feff}a\nc");
+        let out = rep("a\nb", "b", "").unwrap();
+        assert_eq!(out.content, "a");
+    }
+
+    #[test]
+    fn trailing_whitespace_drift_keeps_context_bytes() {
+        let out = rep("x = 1   \ny = 2\n", "x = 1\ny = 2\n", "x = 1\ny = 3\n").unwrap();
+        assert_eq!(out.level, Level::TrailingWhitespace);
+        assert_eq!(out.content, "x = 1   \ny = 3\n");
+    }
+
+    #[test]
+    fn indentation_drift_reindents_the_replacement() {
+        let file = "class A:\n    def f(self):\n        return 1\n";
+        let out = rep(
+            file,
+            "def f(self):\n    return 1\n",
+            "def f(self):\n    if x:\n        return 2\n",
+        )
+        .unwrap();
+        assert_eq!(out.level, Level::LeadingWhitespace);
+        assert_eq!(
+            out.content,
+            "class A:\n    def f(self):\n        if x:\n            return 2\n"
+        );
+        let tabs = "fn a() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+        let out = rep(
+            tabs,
+            "    if x {\n        y();\n    }\n",
+            "    if x {\n        y();\n        z();\n    }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            out.content,
+            "fn a() {\n\tif x {\n\t\ty();\n\t\tz();\n\t}\n}\n"
+        );
+    }
+
+    #[test]
+    fn ambiguity_is_an_error_at_every_level() {
+        let err = rep("a\nx\nb\nx\n", "x\n", "y\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::Ambiguous);
+        assert!(err.message.contains("lines 2, 4"), "{}", err.message);
+        let err = rep("  x\n    x\n", "x\n", "y\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::Ambiguous);
+        let err = rep("a \u{2014} b\na - b \n", "a -- b\n", "c\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::NotFound);
+    }
+
+    #[test]
+    fn elision_pieces_are_found_in_order() {
+        let file = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n";
+        let out = rep(
+            file,
+            "def f():\n    ...\n    return a\n",
+            "def f():\n    ...\n    return a + c\n",
+        )
+        .unwrap();
+        assert_eq!(out.level, Level::Elision);
+        assert_eq!(
+            out.content,
+            "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + c\n"
+        );
+        let out = rep(
+            file,
+            "def f():\n    # ...\n    return a\n",
+            "def g():\n    return 0\n",
+        )
+        .unwrap();
+        assert_eq!(out.content, "def g():\n    return 0\n");
+    }
+
+    #[test]
+    fn lookalikes_are_folded() {
+        let file = "msg = \u{201c}it\u{2019}s \u{2014} ok\u{201d}\nx\u{a0}= 1\n";
+        let out = rep(file, "msg = \"it's - ok\"\n", "msg = \"fine\"\n").unwrap();
+        assert_eq!(out.level, Level::Unicode);
+        assert_eq!(out.content, "msg = \"fine\"\nx\u{a0}= 1\n");
+    }
+
+    #[test]
+    fn not_found_hints_the_closest_lines_and_stray_lines() {
+        let file = "one\ntwo\nthree\nfour\n";
+        let err = rep(file, "two\nthree and a half\n", "x\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::NotFound);
+        let hint = err.hint.unwrap();
+        assert!(hint.contains("2| two"), "{hint}");
+        assert!(hint.contains("three and a half"), "{hint}");
+    }
+
+    #[test]
+    fn already_applied_is_detected() {
+        let err = rep("a\nB\nc\n", "b\n", "B\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::AlreadyApplied);
+        let err = rep(
+            "import os\nimport sys\n\nx\n",
+            "import os\n",
+            "import os\nimport sys\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, FailureKind::AlreadyApplied);
+    }
+
+    #[test]
+    fn fuzzy_needs_a_clear_margin() {
+        let file = "alpha = compute(1, 2)\nbeta = other(3)\ngamma = 9\n";
+        let options = LadderOptions {
+            fuzzy: Some(0.8),
+            ..LadderOptions::default()
+        };
+        let out = replace_block(
+            file,
+            "alpha = compute(1, 3)\nbeta = other(3)\n",
+            "z\n",
+            &options,
+        )
+        .unwrap();
+        assert_eq!(out.level, Level::Fuzzy);
+        assert_eq!(out.content, "z\ngamma = 9\n");
+        assert!(rep(file, "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n").is_err());
+        let twice = "f(a, 1)\ng()\nf(a, 2)\ng()\n";
+        let err = replace_block(twice, "f(a, 3)\ng()\n", "z\n", &options).unwrap_err();
+        assert_eq!(err.kind, FailureKind::Ambiguous);
+    }
+
+    #[test]
+    fn rolling_hash_finds_all_places() {
+        let lines: Vec<&str> = "a b a b a".split(' ').collect();
+        let hay = Haystack::new(lines);
+        assert_eq!(
+            hay.find_all(&["a", "b"], Level::Exact, 0..5, 10),
+            vec![0, 2]
+        );
+        assert_eq!(hay.find_all(&["b", "a"], Level::Exact, 2..5, 10), vec![3]);
+        assert_eq!(hay.find_all(&["a"], Level::Exact, 0..5, 2), vec![0, 2]);
+    }
+
+    proptest! {
+        #[test]
+        fn unique_block_replaces_exactly(
+            lines in proptest::collection::vec("[a-d ]{0,4}", 1..40),
+            start in 0usize..40, len in 1usize..5, crlf: bool, final_nl: bool,
+        ) {
+            let start = start % lines.len();
+            let end = (start + len).min(lines.len());
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut content = lines.join(eol);
+            if final_nl { content.push_str(eol); }
+            let hay = Haystack::of(&content);
+            let needle: Vec<&str> = lines[start..end].iter().map(|s| s.as_str()).collect();
+            prop_assume!(hay.find_all(&needle, Level::Exact, 0..lines.len(), 2).len() == 1);
+            let search = needle.join("\n") + "\n";
+            let result = rep(&content, &search, "NEW\n");
+            if let Ok(out) = result {
+                let mut expected: Vec<&str> = lines[..start].iter().map(|s| s.as_str()).collect();
+                expected.push("NEW");
+                expected.extend(lines[end..].iter().map(|s| s.as_str()));
+                let mut want = expected.join(eol);
+                if final_nl { want.push_str(eol); }
+                prop_assert_eq!(out.content, want);
+                prop_assert_eq!(out.level, Level::Exact);
+            } else {
+                // Only a replacement already present may refuse.
+                prop_assert_eq!(result.unwrap_err().kind, FailureKind::AlreadyApplied);
+            }
+        }
+
+        #[test]
+        fn never_panics(content in "[a-c \t.\r\n\u{201c}]{0,60}", search in "[a-c \t.\n]{1,20}", replace in "[a-c \t.\n]{0,20}") {
+            let _ = replace_block(&content, &search, &replace, &LadderOptions { fuzzy: Some(0.5), ..Default::default() });
+        }
+    }
+}
