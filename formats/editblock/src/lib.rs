@@ -1,0 +1,414 @@
+//! `editblock` (aliases `diff`, `search-replace`): SEARCH/REPLACE blocks.
+//!
+//! ```text
+//! src/app.py
+//! <<<<<<< SEARCH
+//! old lines
+//! =======
+//! new lines
+//! >>>>>>> REPLACE
+//! ```
+//!
+//! Blocks are found with the SDK's matching ladder, so indentation,
+//! whitespace, `...` and look-alike drift still apply, but a block that
+//! matches in two places is refused rather than applied at the first.
+
+use agent_apply_sdk::matching::{LadderOptions, replace_block};
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use serde::{Deserialize, Serialize};
+
+mod parse;
+
+#[derive(Default)]
+pub struct EditBlock;
+
+/// The private payload of one block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Block {
+    /// 1-based number of the block in the reply.
+    pub number: usize,
+    /// Reply line of the SEARCH marker.
+    pub reply_line: u32,
+    /// The first SEARCH line, shortened, for messages.
+    pub first: String,
+    pub search: String,
+    pub replace: String,
+    /// Other readings when the block holds several `=======` lines (one of
+    /// them is file content): `(search, replace)` for each other divider.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<(String, String)>,
+}
+
+const INSTRUCTIONS: &str = "\
+To change files, send SEARCH/REPLACE blocks. Each block is:
+
+1. the file's path, alone on a line (a path relative to the repository root);
+2. a line `<<<<<<< SEARCH`;
+3. the lines to change, copied exactly from the file, with enough surrounding lines to match \
+exactly one place in it;
+4. a line `=======`;
+5. the new lines that replace them;
+6. a line `>>>>>>> REPLACE`.
+
+Rules:
+- The SEARCH part must match the file character for character, including comments and \
+indentation. Keep it short: just the lines that change plus a line or two of context so \
+it is unique. A SEARCH that matches two places is refused.
+- Use several small blocks rather than one big one. Blocks for the same file apply in \
+order, each to the result of the previous.
+- To create a file, or to add to the end of one, leave the SEARCH part empty.
+- To delete lines, leave the REPLACE part empty.
+- To move code, use one block to delete it and another to insert it.
+- You may wrap blocks in code fences. Put shell commands in their own ```bash block; they \
+are shown to the user, never run.";
+
+const EXAMPLE_REPLY: &str = "\
+I'll make `greet` take a name.
+
+src/greet.py
+```python
+<<<<<<< SEARCH
+def greet():
+    print(\"Hello!\")
+=======
+def greet(name):
+    print(f\"Hello, {name}!\")
+>>>>>>> REPLACE
+```
+";
+
+impl Format for EditBlock {
+    type Op = Block;
+
+    fn info(&self) -> FormatInfo {
+        FormatInfo {
+            name: "editblock".into(),
+            aliases: vec!["diff".into(), "search-replace".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "SEARCH/REPLACE blocks: a path line, the old lines, `=======`, the new lines"
+                .into(),
+            instructions: INSTRUCTIONS.into(),
+            example_reply: EXAMPLE_REPLY.into(),
+            example_files: vec![File::new(
+                "src/greet.py",
+                "def greet():\n    print(\"Hello!\")\n",
+            )],
+            options: vec![OptionDoc {
+                key: "fuzzy".into(),
+                default_value: "off".into(),
+                description:
+                    "minimum similarity (0-1) for fuzzy matching when nothing else matches; \
+                              the best place must beat the runner-up by a clear margin"
+                        .into(),
+            }],
+            detect_hints: vec!["SEARCH".into(), "REPLACE".into()],
+        }
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        let (mut search, mut divider, mut replace) = (false, false, false);
+        for line in lines_with_endings(reply) {
+            match parse::marker(line) {
+                Some(parse::Marker::Search) => search = true,
+                Some(parse::Marker::Divider) => divider = true,
+                Some(parse::Marker::Replace) => replace = true,
+                None => {}
+            }
+        }
+        match (search, divider, replace) {
+            (true, true, true) => 0.9,
+            (true, _, _) | (_, true, true) => 0.6,
+            _ => 0.0,
+        }
+    }
+
+    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<Block> {
+        parse::parse(reply)
+    }
+
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<Block>,
+        options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        let ladder = ladder_options(options)?;
+        let block = &edit.op;
+        let path = edit.path.as_str();
+        let label = if block.first.is_empty() {
+            format!("block {} (reply line {})", block.number, block.reply_line)
+        } else {
+            format!(
+                "block {} (reply line {}, `{}`)",
+                block.number, block.reply_line, block.first
+            )
+        };
+        if block.search.trim().is_empty() {
+            return create_or_append(workspace, path, &block.replace).map_err(|failure| {
+                EditFailure {
+                    message: format!("{label} on {path}: {}", failure.message),
+                    ..failure
+                }
+            });
+        }
+        let failure = match workspace.read(path) {
+            Some(content) => match apply_block(content, block, &ladder) {
+                Ok((new, replaced)) => {
+                    workspace.write(path, new);
+                    return Ok(Applied {
+                        message: format!(
+                            "{label}: replaced lines {}-{} of {path}{}",
+                            replaced.lines.start,
+                            replaced.lines.end,
+                            level_note(replaced.level)
+                        ),
+                        lines: Some(replaced.lines),
+                        applied_path: None,
+                    });
+                }
+                Err(failure) => failure,
+            },
+            None => EditFailure::new(FailureKind::NotFound, format!("{path} does not exist"))
+                .with_hint("to create a file, leave the SEARCH part empty"),
+        };
+        if failure.kind == FailureKind::NotFound {
+            if let Some(applied) = retry_elsewhere(workspace, path, block, &ladder, &label)? {
+                return Ok(applied);
+            }
+        }
+        Err(EditFailure {
+            message: format!("{label} on {path}: {}", failure.message),
+            ..failure
+        })
+    }
+
+    fn lint(&self, file: &File) -> Vec<Diagnostic> {
+        let (_, body) = split_bom(&file.content);
+        let mut found = Vec::new();
+        let mut has_block_marker = false;
+        let mut dividers = Vec::new();
+        for (index, line) in lines_with_endings(body).enumerate() {
+            let number = index as u32 + 1;
+            match parse::marker(line) {
+                Some(parse::Marker::Divider) => dividers.push(number),
+                Some(kind) => {
+                    has_block_marker = true;
+                    let what = if kind == parse::Marker::Search {
+                        "SEARCH"
+                    } else {
+                        "REPLACE"
+                    };
+                    found.push(
+                        Diagnostic::in_file(
+                            format!("leftover {what} marker of an edit block: `{}`", strip_ending(line).trim()),
+                            &file.path,
+                            LineRange::new(number, number),
+                        )
+                        .with_hint("an edit block was pasted into the file instead of applied; remove the block markers"),
+                    );
+                }
+                None => {}
+            }
+        }
+        if has_block_marker {
+            for number in dividers {
+                found.push(
+                    Diagnostic::in_file(
+                        "leftover `=======` divider of an edit block",
+                        &file.path,
+                        LineRange::new(number, number),
+                    )
+                    .with_hint("remove the block markers"),
+                );
+            }
+            found.sort_by_key(|d| d.lines.map(|l| l.start));
+        }
+        found
+    }
+}
+
+fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
+    let mut ladder = LadderOptions::default();
+    match options.get("fuzzy").map(str::trim) {
+        None | Some("") | Some("off") | Some("false") | Some("no") => {}
+        Some("on") | Some("true") | Some("yes") => ladder.fuzzy = Some(0.85),
+        Some(raw) => match raw.parse::<f32>() {
+            Ok(min) if (0.0..=1.0).contains(&min) => ladder.fuzzy = Some(min),
+            _ => {
+                return Err(EditFailure::new(
+                    FailureKind::Malformed,
+                    format!(
+                        "option `fuzzy` has the invalid value {raw:?} (expected off, on or a number 0-1)"
+                    ),
+                ));
+            }
+        },
+    }
+    Ok(ladder)
+}
+
+fn level_note(level: agent_apply_sdk::matching::Level) -> String {
+    use agent_apply_sdk::matching::Level;
+    if level == Level::Exact {
+        String::new()
+    } else {
+        format!(" (matched {})", level.describe())
+    }
+}
+
+/// Apply a block to content, trying the other `=======` readings when the
+/// block has several: exactly one reading may apply.
+fn apply_block(
+    content: &str,
+    block: &Block,
+    ladder: &LadderOptions,
+) -> Result<(String, agent_apply_sdk::matching::Replaced), EditFailure> {
+    let first = replace_block(content, &block.search, &block.replace, ladder);
+    if block.alternatives.is_empty() {
+        return first.map(|r| (r.content.clone(), r));
+    }
+    let mut readings = vec![first];
+    for (search, replace) in &block.alternatives {
+        if !search.trim().is_empty() {
+            readings.push(replace_block(content, search, replace, ladder));
+        }
+    }
+    let mut ok: Vec<usize> = (0..readings.len())
+        .filter(|&i| readings[i].is_ok())
+        .collect();
+    // Readings that match at the same place differ only in where the SEARCH
+    // part stops: the longest one is what the model copied from the file.
+    let lines = |i: usize| readings[i].as_ref().map(|r| r.lines).expect("ok");
+    if ok.len() > 1 && ok.iter().all(|&i| lines(i).start == lines(ok[0]).start) {
+        let longest = ok.iter().map(|&i| lines(i).end).max().expect("non-empty");
+        ok.retain(|&i| lines(i).end == longest);
+    }
+    match ok.len() {
+        0 => Err(readings.swap_remove(0).expect_err("not ok")),
+        1 => {
+            let r = readings.swap_remove(ok[0]).expect("ok");
+            Ok((r.content.clone(), r))
+        }
+        _ => Err(EditFailure::new(
+            FailureKind::Ambiguous,
+            "the block holds several `=======` lines and more than one way of reading it applies",
+        )
+        .with_hint("split it into smaller blocks so that only one `=======` line is the divider")),
+    }
+}
+
+/// A block whose SEARCH is empty: create the file, or append to it.
+fn create_or_append(
+    workspace: &mut Workspace,
+    path: &str,
+    replace: &str,
+) -> Result<Applied, EditFailure> {
+    let added = lines_with_endings(replace).count();
+    match workspace.read(path) {
+        None => {
+            workspace.write(path, TextStyle::default().restyle(replace));
+            Ok(Applied {
+                message: format!("created {path} ({added} lines)"),
+                lines: None,
+                applied_path: None,
+            })
+        }
+        Some(existing) => {
+            let style = TextStyle::detect(existing);
+            let (_, body) = split_bom(existing);
+            let old: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
+            let new: Vec<&str> = lines_with_endings(replace).map(strip_ending).collect();
+            if new.is_empty() {
+                return Err(EditFailure::new(
+                    FailureKind::Malformed,
+                    "both SEARCH and REPLACE are empty",
+                ));
+            }
+            if old.len() >= new.len() && old[old.len() - new.len()..] == new[..] {
+                let at = (old.len() - new.len() + 1) as u32;
+                return Err(EditFailure::new(
+                    FailureKind::AlreadyApplied,
+                    format!(
+                        "the REPLACE text is already at the end of {path} (lines {at}-{})",
+                        old.len()
+                    ),
+                )
+                .with_hint("this block seems to have been applied already; do not send it again")
+                .at(LineRange::new(at, old.len() as u32)));
+            }
+            let mut content = existing.to_string();
+            if !body.is_empty() && !body.ends_with('\n') {
+                content.push_str(style.eol.as_str());
+            }
+            for line in &new {
+                content.push_str(line);
+                content.push_str(style.eol.as_str());
+            }
+            if !style.final_newline && !body.is_empty() {
+                content.truncate(content.len() - style.eol.as_str().len());
+            }
+            let n = old.len() as u32;
+            workspace.write(path, content);
+            Ok(Applied {
+                message: format!("appended {added} lines to {path}"),
+                lines: Some(LineRange::new(n + 1, n)),
+                applied_path: None,
+            })
+        }
+    }
+}
+
+/// The block failed on its named file: apply it to the one other file where
+/// it matches exactly once, if there is exactly one such file.
+fn retry_elsewhere(
+    workspace: &mut Workspace,
+    path: &str,
+    block: &Block,
+    ladder: &LadderOptions,
+    label: &str,
+) -> Result<Option<Applied>, EditFailure> {
+    let mut hits = Vec::new();
+    for other in workspace.paths() {
+        if other == path {
+            continue;
+        }
+        let content = workspace.read(other).expect("listed");
+        if let Ok((new, replaced)) = apply_block(content, block, ladder) {
+            hits.push((other.to_string(), new, replaced));
+        }
+    }
+    match hits.len() {
+        0 => Ok(None),
+        1 => {
+            let (other, new, replaced) = hits.pop().expect("one");
+            workspace.write(&other, new);
+            Ok(Some(Applied {
+                message: format!(
+                    "{label}: the SEARCH text is not in {path}, so it was applied to {other} instead, where it matches once (lines {}-{}{})",
+                    replaced.lines.start,
+                    replaced.lines.end,
+                    level_note(replaced.level)
+                ),
+                lines: Some(replaced.lines),
+                applied_path: Some(other),
+            }))
+        }
+        _ => {
+            let names: Vec<&str> = hits.iter().map(|h| h.0.as_str()).collect();
+            Err(EditFailure::new(
+                FailureKind::Ambiguous,
+                format!(
+                    "{label} on {path}: the SEARCH text is not in {path}, and it matches in several other files: {}",
+                    names.join(", ")
+                ),
+            )
+            .with_hint("name the right file on the line before the block"))
+        }
+    }
+}
+
+agent_apply_sdk::export_format!(EditBlock);
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,316 @@
+use agent_apply_sdk::Plugin;
+use agent_apply_sdk::types::*;
+use proptest::prelude::*;
+
+use super::EditBlock;
+
+fn parse(reply: &str) -> ParseOutput {
+    Plugin::parse(&EditBlock, reply, &[])
+}
+
+fn apply(files: &[(&str, &str)], reply: &str) -> (ParseOutput, ApplyOutput) {
+    let parsed = parse(reply);
+    let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
+    let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[]).unwrap();
+    (parsed, out)
+}
+
+fn written(out: &ApplyOutput, path: &str) -> String {
+    out.changes
+        .iter()
+        .find_map(|c| match c {
+            Change::Write(f) if f.path == path => Some(f.content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{path} not written: {:?}", out))
+}
+
+fn block(path: &str, search: &str, replace: &str) -> String {
+    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n")
+}
+
+#[test]
+fn applies_a_fenced_block() {
+    let (parsed, out) = apply(
+        &[("a.py", "x = 1\ny = 2\n")],
+        &block("a.py", "y = 2\n", "y = 3\n"),
+    );
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    assert_eq!(parsed.edits[0].summary, "replace 1 lines with 1");
+    assert_eq!(written(&out, "a.py"), "x = 1\ny = 3\n");
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied);
+    assert_eq!(out.outcomes[0].lines, Some(LineRange::new(2, 2)));
+}
+
+#[test]
+fn path_decorations_and_carry_over() {
+    for before in [
+        "a/b.py",
+        "**a/b.py**",
+        "### `a/b.py`",
+        "`a/b.py`:",
+        "File: a/b.py",
+        "```python a/b.py",
+    ] {
+        let reply = if before.starts_with("```") {
+            format!("{before}\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n")
+        } else {
+            format!("{before}\n\n```python\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n")
+        };
+        let parsed = parse(&reply);
+        assert_eq!(parsed.edits.len(), 1, "{before}: {:?}", parsed.diagnostics);
+        assert_eq!(parsed.edits[0].path, "a/b.py", "{before}");
+    }
+    let reply = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n";
+    let parsed = parse(reply);
+    assert_eq!(
+        parsed
+            .edits
+            .iter()
+            .map(|e| e.path.as_str())
+            .collect::<Vec<_>>(),
+        ["a.py", "a.py"]
+    );
+}
+
+#[test]
+fn marker_variants() {
+    for (s, d, r) in [
+        ("<<<<< SEARCH", "=====", ">>>>> REPLACE"),
+        ("<<<<<<<<< SEARCH", "=========", ">>>>>>>>> REPLACE"),
+        ("<<<<<<< SEARCH>", "=======  ", ">>>>>>> REPLACE   "),
+        ("------- SEARCH", "=======", "+++++++ REPLACE"),
+    ] {
+        let reply = format!("a.py\n{s}\nx\n{d}\ny\n{r}\n");
+        let parsed = parse(&reply);
+        assert_eq!(parsed.edits.len(), 1, "{s}: {:?}", parsed.diagnostics);
+    }
+    assert!(
+        parse("a.py\n<<<< SEARCH\nx\n====\ny\n>>>> REPLACE\n")
+            .edits
+            .is_empty()
+    );
+}
+
+#[test]
+fn shell_blocks_are_commands() {
+    let reply = format!(
+        "{}\nThen run:\n```bash\npytest -q\n```\n",
+        block("a.py", "x\n", "y\n")
+    );
+    let parsed = parse(&reply);
+    assert_eq!(parsed.edits.len(), 1);
+    assert_eq!(parsed.commands.len(), 1);
+    assert_eq!(parsed.commands[0].command, "pytest -q");
+}
+
+#[test]
+fn unterminated_and_missing_divider_are_malformed_with_reply_lines() {
+    let parsed = parse("a.py\n<<<<<<< SEARCH\nx\n=======\ny\n");
+    assert!(parsed.edits.is_empty());
+    let message = &parsed.diagnostics[0].message;
+    assert!(
+        message.contains("reply line 2") && message.contains(">>>>>>> REPLACE"),
+        "{message}"
+    );
+    let parsed = parse("a.py\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n");
+    assert!(
+        parsed.diagnostics[0].message.contains("`=======`"),
+        "{:?}",
+        parsed.diagnostics
+    );
+    let parsed = parse("<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n");
+    assert!(parsed.diagnostics[0].message.contains("names no file"));
+    let parsed = parse(
+        "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n",
+    );
+    assert_eq!(parsed.edits.len(), 1);
+    assert!(
+        parsed.diagnostics[0]
+            .message
+            .contains("next SEARCH marker at reply line 6"),
+        "{:?}",
+        parsed.diagnostics
+    );
+}
+
+#[test]
+fn divider_line_inside_content() {
+    let file = "Title\n=======\n\ntext\n";
+    let reply = "README.md\n<<<<<<< SEARCH\nTitle\n=======\n=======\nBetter title\n=============\n>>>>>>> REPLACE\n";
+    let (parsed, out) = apply(&[("README.md", file)], reply);
+    assert!(parsed.diagnostics.is_empty());
+    assert_eq!(
+        written(&out, "README.md"),
+        "Better title\n=============\n\ntext\n"
+    );
+    let reply = "README.md\n<<<<<<< SEARCH\nTitle\n=======\n=======\nTitle\n=======\nmore\n>>>>>>> REPLACE\n";
+    let (_, out) = apply(&[("README.md", file)], reply);
+    assert_eq!(written(&out, "README.md"), "Title\n=======\nmore\n\ntext\n");
+}
+
+#[test]
+fn empty_search_creates_and_appends() {
+    let reply = block("new.txt", "", "hello\n");
+    let (_, out) = apply(&[], &reply);
+    assert_eq!(written(&out, "new.txt"), "hello\n");
+    let (_, out) = apply(&[("new.txt", "a\r\nb")], &reply);
+    assert_eq!(written(&out, "new.txt"), "a\r\nb\r\nhello");
+    let (_, out) = apply(&[("new.txt", "x\nhello\n")], &reply);
+    assert_eq!(out.outcomes[0].kind, Some(FailureKind::AlreadyApplied));
+}
+
+#[test]
+fn blocks_apply_in_order() {
+    let reply = format!(
+        "{}{}",
+        block("a.py", "x = 1\n", "x = 2\n"),
+        block("a.py", "x = 2\n", "x = 3\n")
+    );
+    let (_, out) = apply(&[("a.py", "x = 1\n")], &reply);
+    assert_eq!(written(&out, "a.py"), "x = 3\n");
+}
+
+#[test]
+fn ambiguous_and_missing_blocks_fail_with_hints() {
+    let (_, out) = apply(
+        &[("a.py", "f()\ng()\nf()\n")],
+        &block("a.py", "f()\n", "h()\n"),
+    );
+    assert_eq!(out.outcomes[0].kind, Some(FailureKind::Ambiguous));
+    assert!(
+        out.outcomes[0].message.contains("lines 1, 3"),
+        "{}",
+        out.outcomes[0].message
+    );
+    assert!(out.changes.is_empty());
+    let (_, out) = apply(
+        &[("a.py", "def f():\n    return 1\n")],
+        &block("a.py", "def f():\n    return 2\n", "x\n"),
+    );
+    let outcome = &out.outcomes[0];
+    assert_eq!(outcome.kind, Some(FailureKind::NotFound));
+    assert!(
+        outcome
+            .message
+            .starts_with("block 1 (reply line 3, `def f():`) on a.py"),
+        "{}",
+        outcome.message
+    );
+    assert!(
+        outcome.hint.as_deref().unwrap().contains("1| def f():"),
+        "{:?}",
+        outcome.hint
+    );
+}
+
+#[test]
+fn retries_on_the_one_other_file_that_matches() {
+    let files = [
+        ("a.py", "nothing here\n"),
+        ("b.py", "target = 1\n"),
+        ("c.py", "other = 2\n"),
+    ];
+    let (_, out) = apply(&files, &block("a.py", "target = 1\n", "target = 2\n"));
+    assert_eq!(
+        out.outcomes[0].status,
+        EditStatus::Applied,
+        "{:?}",
+        out.outcomes[0]
+    );
+    assert_eq!(out.outcomes[0].applied_path.as_deref(), Some("b.py"));
+    assert_eq!(written(&out, "b.py"), "target = 2\n");
+    let files = [("a.py", "nothing\n"), ("b.py", "t\n"), ("c.py", "t\n")];
+    let (_, out) = apply(&files, &block("a.py", "t\n", "u\n"));
+    assert_eq!(out.outcomes[0].status, EditStatus::Failed);
+}
+
+#[test]
+fn detect_scores_blocks_even_in_diff_fences() {
+    let reply = "a.py\n```diff\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n";
+    assert!((Plugin::detect(&EditBlock, reply) - 0.9).abs() < 1e-6);
+    assert_eq!(Plugin::detect(&EditBlock, "```diff\n-a\n+b\n```\n"), 0.0);
+}
+
+#[test]
+fn lint_finds_leftover_markers() {
+    let file = File::new(
+        "a.py",
+        "x\n<<<<<<< SEARCH\ny\n=======\nz\n>>>>>>> REPLACE\n",
+    );
+    let found = Plugin::lint(&EditBlock, &file);
+    assert_eq!(
+        found
+            .iter()
+            .map(|d| d.lines.unwrap().start)
+            .collect::<Vec<_>>(),
+        [2, 4, 6]
+    );
+    assert!(Plugin::lint(&EditBlock, &File::new("r.md", "Title\n=======\n")).is_empty());
+}
+
+#[test]
+fn instructions_example_applies() {
+    let info = Plugin::info(&EditBlock);
+    let parsed = parse(&info.example_reply);
+    let out = Plugin::apply(&EditBlock, info.example_files.clone(), &parsed.edits, &[]).unwrap();
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied);
+    assert!(written(&out, "src/greet.py").contains("def greet(name):"));
+}
+
+#[test]
+fn fuzzy_is_an_option() {
+    let reply = block("a.py", "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n");
+    let parsed = parse(&reply);
+    let files = vec![File::new(
+        "a.py",
+        "alpha = compute(1, 2)\nbeta = other(3)\n",
+    )];
+    let off = Plugin::apply(&EditBlock, files.clone(), &parsed.edits, &[]).unwrap();
+    assert_eq!(off.outcomes[0].status, EditStatus::Failed);
+    let on = OptionValue {
+        key: "fuzzy".into(),
+        value: "0.8".into(),
+    };
+    let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[on]).unwrap();
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied);
+}
+
+proptest! {
+    #[test]
+    fn parser_never_panics(reply in "(<<<<<<< SEARCH\n|=======\n|>>>>>>> REPLACE\n|```\n|```bash\n|a\\.py\n|[a-z =<>`\n]{0,12}){0,30}") {
+        let parsed = parse(&reply);
+        let files = vec![File::new("a.py", "a\nb\n")];
+        let _ = Plugin::apply(&EditBlock, files, &parsed.edits, &[]);
+        let _ = Plugin::detect(&EditBlock, &reply);
+    }
+
+    #[test]
+    fn parser_never_panics_on_any_text(reply in "\\PC{0,200}") {
+        let _ = parse(&reply);
+    }
+
+    #[test]
+    fn unique_substring_applies_exactly(
+        lines in proptest::collection::vec("[a-e(){} ]{0,6}", 1..30),
+        start in 0usize..30, len in 1usize..4,
+    ) {
+        let start = start % lines.len();
+        let end = (start + len).min(lines.len());
+        let content = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let needle = lines[start..end].iter().map(|l| format!("{l}\n")).collect::<String>();
+        // Unique as a block of whole lines.
+        let all: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+        let count = (0..=all.len() - (end - start)).filter(|&i| all[i..i + end - start] == all[start..end]).count();
+        prop_assume!(count == 1);
+        prop_assume!(lines[start..end].iter().any(|l| !l.trim().is_empty()));
+        let (parsed, out) = apply(&[("f.txt", &content)], &block("f.txt", &needle, "NEW LINE\n"));
+        prop_assert_eq!(parsed.edits.len(), 1);
+        let mut want: Vec<String> = lines[..start].to_vec();
+        want.push("NEW LINE".into());
+        want.extend(lines[end..].iter().cloned());
+        let want = want.iter().map(|l| format!("{l}\n")).collect::<String>();
+        prop_assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{:?}", out.outcomes[0]);
+        prop_assert_eq!(written(&out, "f.txt"), want);
+    }
+}
