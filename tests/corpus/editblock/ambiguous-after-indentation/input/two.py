@@ -1,0 +1,4 @@
+if x:
+    go()
+else:
+        go()

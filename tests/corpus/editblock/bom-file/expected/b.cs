@@ -1,0 +1,2 @@
+﻿using System;
+class A { int x; }

@@ -1,0 +1,2 @@
+const port = 8080;
+listen(port);

@@ -1,0 +1,2 @@
+const port = 80;
+listen(port);

@@ -1,0 +1,2 @@
+MESSAGE = “Don’t panic — it’s fine”
+LIMIT = 20

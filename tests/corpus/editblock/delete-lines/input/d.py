@@ -1,0 +1,3 @@
+keep = 1
+drop = 2
+keep2 = 3

@@ -1,0 +1,6 @@
+def handler(event):
+    log(event)
+    check(event)
+    validate(event)
+    store(event)
+    return True

@@ -1,0 +1,8 @@
+package main
+
+func run() {
+	if ready {
+		start()
+		log("started")
+	}
+}

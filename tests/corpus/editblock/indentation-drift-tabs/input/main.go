@@ -1,0 +1,7 @@
+package main
+
+func run() {
+	if ready {
+		start()
+	}
+}

@@ -1,0 +1,3 @@
+from helpers import slug
+
+print(slug("A B"))

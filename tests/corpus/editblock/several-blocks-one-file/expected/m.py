@@ -1,0 +1,8 @@
+import os
+import sys
+
+def one():
+    return two() - 21
+
+def two():
+    return 22

@@ -1,0 +1,7 @@
+import os
+
+def one():
+    return 1
+
+def two():
+    return 2
