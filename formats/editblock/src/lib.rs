@@ -325,7 +325,8 @@ fn create_or_append(
                     "both SEARCH and REPLACE are empty",
                 ));
             }
-            if old.len() >= new.len() && old[old.len() - new.len()..] == new[..] {
+            let substance: usize = new.iter().map(|l| l.trim().len()).sum();
+            if substance >= 8 && old.len() >= new.len() && old[old.len() - new.len()..] == new[..] {
                 let at = (old.len() - new.len() + 1) as u32;
                 return Err(EditFailure::new(
                     FailureKind::AlreadyApplied,

@@ -156,7 +156,11 @@ fn empty_search_creates_and_appends() {
     assert_eq!(written(&out, "new.txt"), "hello\n");
     let (_, out) = apply(&[("new.txt", "a\r\nb")], &reply);
     assert_eq!(written(&out, "new.txt"), "a\r\nb\r\nhello");
+    // A short line may legitimately repeat; a substantial one is a resend.
     let (_, out) = apply(&[("new.txt", "x\nhello\n")], &reply);
+    assert_eq!(written(&out, "new.txt"), "x\nhello\nhello\n");
+    let reply = block("new.txt", "", "hello, world\n");
+    let (_, out) = apply(&[("new.txt", "x\nhello, world\n")], &reply);
     assert_eq!(out.outcomes[0].kind, Some(FailureKind::AlreadyApplied));
 }
 
