@@ -24,7 +24,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::elision::is_placeholder;
+use crate::elision::{find_elisions, is_placeholder};
 use crate::format::EditFailure;
 use crate::text::{BOM, TextStyle, lines_with_endings, split_bom, strip_ending};
 use crate::types::{FailureKind, LineRange};
@@ -776,6 +776,30 @@ fn render(content: &str, splices: &[Splice]) -> String {
     out
 }
 
+/// A replacement that leaves code out: a placeholder line (`// ... existing
+/// code ...`) that the block being replaced does not have. Written into the
+/// file, it would delete the lines it stands for.
+pub fn elided_replacement(search: &[&str], replace: &[&str]) -> Option<EditFailure> {
+    let text: String = replace.iter().map(|l| format!("{l}\n")).collect();
+    let known: std::collections::HashSet<&str> = search.iter().map(|l| l.trim()).collect();
+    let elision = find_elisions(&text)
+        .into_iter()
+        .find(|e| !known.contains(e.text.trim()))?;
+    Some(
+        EditFailure::new(
+            FailureKind::Forbidden,
+            format!(
+                "the replacement leaves code out (`{}`, its line {}); written as is, it would delete the lines it stands for",
+                elision.text.trim(),
+                elision.line
+            ),
+        )
+        .with_hint(
+            "write out every line the replacement keeps, or put the same `...` line in the text to replace so each piece is matched",
+        ),
+    )
+}
+
 /// Split block lines on `...` placeholder lines. This level is only reached
 /// when the block did not match as written, so a bare `...` after a `:` line
 /// counts as a placeholder too (were it a real Python stub body, the exact
@@ -966,13 +990,23 @@ pub fn replace_block(
             "the text to replace is empty",
         ));
     }
+    if let Some(failure) = elided_replacement(&s, &r) {
+        return Err(failure);
+    }
     let n = hay.len();
+    let mut deferred: Option<EditFailure> = None;
     let mut plan: Option<(Vec<Splice>, LineRange, Level)> = None;
     for level in LINE_LEVELS {
         if level == Level::Unicode && options.elision {
-            if let Some((splices, range)) = plan_elision(&hay, &s, &r)? {
-                plan = Some((splices, range, Level::Elision));
-                break;
+            match plan_elision(&hay, &s, &r) {
+                Ok(Some((splices, range))) => {
+                    plan = Some((splices, range, Level::Elision));
+                    break;
+                }
+                Ok(None) => {}
+                Err(failure) if failure.kind == FailureKind::Ambiguous => return Err(failure),
+                // Maybe the `...` lines are real text that only folding finds.
+                Err(failure) => deferred = Some(failure),
             }
         }
         match find_at(&hay, &s, 0..n, level) {
@@ -1017,7 +1051,7 @@ pub fn replace_block(
                 Err(_) => {}
             }
         }
-        return Err(not_found(&hay, &s, &r));
+        return Err(deferred.unwrap_or_else(|| not_found(&hay, &s, &r)));
     };
     if let Some(failure) = already_applied_around(&hay, &s, &r, lines) {
         return Err(failure);
@@ -1230,6 +1264,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.content, "def g():\n    return 0\n");
+    }
+
+    #[test]
+    fn a_replacement_that_leaves_code_out_is_refused() {
+        let err = rep("a\nb\nc\n", "a\nb\n", "a2\n# ... rest unchanged ...\n").unwrap_err();
+        assert_eq!(err.kind, FailureKind::Forbidden);
+        // The same placeholder on both sides is the elision level, not a loss.
+        let out = rep("a\nb\nc\n", "a\n# ...\nc\n", "A\n# ...\nc\n").unwrap();
+        assert_eq!(out.content, "A\nb\nc\n");
+        // A Python stub body is code.
+        let out = rep("x\n", "x\n", "def f():\n    ...\n").unwrap();
+        assert_eq!(out.content, "def f():\n    ...\n");
     }
 
     #[test]
