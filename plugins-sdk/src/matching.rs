@@ -1025,21 +1025,21 @@ pub fn replace_block(
             }
         }
     }
-    if plan.is_none() {
-        if let Some(min) = options.fuzzy {
-            match fuzzy_find(&hay, &s, 0..n, min, options.fuzzy_margin) {
-                Ok(m) => {
-                    plan = Some((
-                        single_splice(&hay, &s, &r, m),
-                        LineRange::new(m.start as u32 + 1, m.end as u32),
-                        m.level,
-                    ))
-                }
-                Err(MatchError::Ambiguous { level, starts }) => {
-                    return Err(ambiguous_failure(level, &starts, s.len()));
-                }
-                Err(MatchError::NotFound) => {}
+    if plan.is_none()
+        && let Some(min) = options.fuzzy
+    {
+        match fuzzy_find(&hay, &s, 0..n, min, options.fuzzy_margin) {
+            Ok(m) => {
+                plan = Some((
+                    single_splice(&hay, &s, &r, m),
+                    LineRange::new(m.start as u32 + 1, m.end as u32),
+                    m.level,
+                ))
             }
+            Err(MatchError::Ambiguous { level, starts }) => {
+                return Err(ambiguous_failure(level, &starts, s.len()));
+            }
+            Err(MatchError::NotFound) => {}
         }
     }
     let Some((splices, lines, level)) = plan else {

@@ -172,10 +172,10 @@ impl Format for EditBlock {
             None => EditFailure::new(FailureKind::NotFound, format!("{path} does not exist"))
                 .with_hint("to create a file, leave the SEARCH part empty"),
         };
-        if failure.kind == FailureKind::NotFound {
-            if let Some(applied) = retry_elsewhere(workspace, path, block, &ladder, &label)? {
-                return Ok(applied);
-            }
+        if failure.kind == FailureKind::NotFound
+            && let Some(applied) = retry_elsewhere(workspace, path, block, &ladder, &label)?
+        {
+            return Ok(applied);
         }
         Err(EditFailure {
             message: format!("{label} on {path}: {}", failure.message),

@@ -27,27 +27,18 @@ pub(crate) fn marker(line: &str) -> Option<Marker> {
         let rest = rest.trim_end_matches('>').trim_end();
         rest.eq_ignore_ascii_case(word)
     };
-    if let Some(rest) = run('<') {
-        if word(rest, "SEARCH") {
-            return Some(Marker::Search);
-        }
+    if let Some(rest) = run('<').or_else(|| run('-'))
+        && word(rest, "SEARCH")
+    {
+        return Some(Marker::Search);
     }
-    if let Some(rest) = run('-') {
-        if word(rest, "SEARCH") {
-            return Some(Marker::Search);
-        }
+    if run('=') == Some("") {
+        return Some(Marker::Divider);
     }
-    if let Some(rest) = run('=') {
-        if rest.is_empty() {
-            return Some(Marker::Divider);
-        }
-    }
-    for ch in ['>', '+'] {
-        if let Some(rest) = run(ch) {
-            if rest.eq_ignore_ascii_case("REPLACE") {
-                return Some(Marker::Replace);
-            }
-        }
+    if let Some(rest) = run('>').or_else(|| run('+'))
+        && rest.eq_ignore_ascii_case("REPLACE")
+    {
+        return Some(Marker::Replace);
     }
     None
 }
