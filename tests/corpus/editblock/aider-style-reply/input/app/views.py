@@ -1,0 +1,5 @@
+from app.models import User
+
+
+def show(name):
+    return User(name).greet()

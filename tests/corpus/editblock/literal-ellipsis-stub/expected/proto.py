@@ -1,0 +1,6 @@
+class P(Protocol):
+    def run(self) -> int:
+        ...
+
+    def stop(self) -> None:
+        ...

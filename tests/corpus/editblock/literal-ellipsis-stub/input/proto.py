@@ -1,0 +1,3 @@
+class P(Protocol):
+    def run(self) -> int:
+        ...
