@@ -148,12 +148,19 @@ pub fn normalize(line: &str, level: Level) -> Cow<'_, str> {
 }
 
 fn hash_str(s: &str) -> u64 {
-    // FNV-1a, then a final avalanche so rolling sums spread well.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in s.as_bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    // Eight bytes at a time, then a final avalanche so rolling sums spread well.
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes = s.as_bytes();
+    let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        h = (h ^ word).wrapping_mul(K).rotate_left(31);
     }
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
