@@ -318,3 +318,78 @@ proptest! {
         prop_assert_eq!(written(&out, "f.txt"), want);
     }
 }
+
+#[test]
+fn crlf_replies_parse_like_lf_ones() {
+    let reply = "a.py\r\n```python\r\n<<<<<<< SEARCH\r\nx = 1\r\n=======\r\nx = 2\r\n>>>>>>> REPLACE\r\n```\r\n";
+    let (parsed, out) = apply(&[("a.py", "x = 1\n")], reply);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    assert_eq!(written(&out, "a.py"), "x = 2\n");
+}
+
+#[test]
+fn spans_point_at_the_block_in_the_reply() {
+    let reply = format!("Intro.\n\n{}", block("a.py", "x\n", "y\n"));
+    let parsed = parse(&reply);
+    let span = parsed.edits[0].span;
+    assert_eq!((span.first_line, span.last_line), (5, 9));
+    assert!(reply[span.start as usize..span.end as usize].starts_with("<<<<<<< SEARCH"));
+    assert!(reply[span.start as usize..span.end as usize].ends_with(">>>>>>> REPLACE\n"));
+}
+
+#[test]
+fn applied_blocks_say_which_and_where() {
+    let reply = format!(
+        "{}{}",
+        block("a.py", "a\n", "A\n"),
+        block("a.py", "missing\n", "B\n")
+    );
+    let (_, out) = apply(&[("a.py", "a\nb\n")], &reply);
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied);
+    assert!(
+        out.outcomes[0]
+            .message
+            .starts_with("block 1 (reply line 3, `a`): replaced lines 1-1 of a.py"),
+        "{}",
+        out.outcomes[0].message
+    );
+    assert_eq!(out.outcomes[1].status, EditStatus::Failed);
+    assert!(
+        out.outcomes[1]
+            .message
+            .starts_with("block 2 (reply line 11, `missing`) on a.py"),
+        "{}",
+        out.outcomes[1].message
+    );
+}
+
+proptest! {
+    #[test]
+    fn indentation_drift_applies_at_the_right_place(
+        rows in proptest::collection::vec((1usize..4, "[a-z]{2,4}"), 2..30),
+        start in 0usize..30, len in 1usize..4,
+    ) {
+        use agent_apply_sdk::matching::{Haystack, Level};
+        let start = start % rows.len();
+        let end = (start + len).min(rows.len());
+        let lines: Vec<String> = rows.iter().map(|(lvl, w)| format!("{}{w}", "    ".repeat(*lvl))).collect();
+        let content: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let base = rows[start..end].iter().map(|r| r.0).min().unwrap();
+        prop_assume!(base > 0);
+        let dedented: Vec<String> = rows[start..end].iter().map(|(lvl, w)| format!("{}{w}", "    ".repeat(lvl - base))).collect();
+        let hay = Haystack::of(&content);
+        let needle: Vec<&str> = dedented.iter().map(|s| s.as_str()).collect();
+        prop_assume!(hay.find_all(&needle, Level::Exact, 0..hay.len(), 1).is_empty());
+        prop_assume!(hay.find_all(&needle, Level::TrailingWhitespace, 0..hay.len(), 1).is_empty());
+        prop_assume!(hay.find_all(&needle, Level::LeadingWhitespace, 0..hay.len(), 2).len() == 1);
+        let search: String = dedented.iter().map(|l| format!("{l}\n")).collect();
+        let replace = format!("{search}NEWLINE\n");
+        let (_, out) = apply(&[("f.txt", &content)], &block("f.txt", &search, &replace));
+        prop_assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{:?}", out.outcomes[0]);
+        let mut want: Vec<String> = lines[..end].to_vec();
+        want.push(format!("{}NEWLINE", "    ".repeat(base)));
+        want.extend(lines[end..].iter().cloned());
+        let want: String = want.iter().map(|l| format!("{l}\n")).collect();
+        prop_assert_eq!(written(&out, "f.txt"), want);
+    }
+}
