@@ -24,7 +24,9 @@ fn main() {
 
     let mut crates = crates_in(&workspace.join("formats"), true);
     crates.extend(crates_in(&workspace.join("tests/plugins"), false));
-    for path in ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "formats", "tests/plugins", "Cargo.lock"] {
+    for path in
+        ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "formats", "tests/plugins", "Cargo.lock"]
+    {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
     for c in &crates {
@@ -36,7 +38,9 @@ fn main() {
     build_components(&workspace, &wasm_target_dir, &crates);
 
     let artifacts = wasm_target_dir.join(TARGET).join("release");
-    let mut table = String::from("/// Built-in formats, compiled to wasm components by build.rs.\npub static BUILTIN_FORMATS: &[BuiltinFormat] = &[\n");
+    let mut table = String::from(
+        "/// Built-in formats, compiled to wasm components by build.rs.\npub static BUILTIN_FORMATS: &[BuiltinFormat] = &[\n",
+    );
     for c in &crates {
         let file = artifacts.join(format!("{}.wasm", c.package.replace('-', "_")));
         let bytes = fs::read(&file).unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
@@ -49,7 +53,11 @@ fn main() {
                     hex(&Sha256::digest(&bytes)),
                 ));
             }
-            None => println!("cargo:rustc-env=AGENT_APPLY_TEST_PLUGIN_{}={}", c.package.to_uppercase().replace('-', "_"), copy.display()),
+            None => println!(
+                "cargo:rustc-env=AGENT_APPLY_TEST_PLUGIN_{}={}",
+                c.package.to_uppercase().replace('-', "_"),
+                copy.display()
+            ),
         }
     }
     table.push_str("];\n");
@@ -89,9 +97,10 @@ fn crates_in(dir: &Path, are_formats: bool) -> Vec<WasmCrate> {
 fn require_wasm_target() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let libdir = Command::new(&rustc).args(["--print", "target-libdir", "--target", TARGET]).output();
-    let installed = libdir.ok().filter(|o| o.status.success()).is_some_and(|o| {
-        Path::new(String::from_utf8_lossy(&o.stdout).trim()).is_dir()
-    });
+    let installed = libdir
+        .ok()
+        .filter(|o| o.status.success())
+        .is_some_and(|o| Path::new(String::from_utf8_lossy(&o.stdout).trim()).is_dir());
     if !installed {
         panic!(
             "\n\nThe `{TARGET}` Rust target is not installed; the built-in formats are built for it.\n\
@@ -103,14 +112,14 @@ fn require_wasm_target() {
 fn build_components(workspace: &Path, target_dir: &Path, crates: &[WasmCrate]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace)
-        .args(["build", "--release", "--target", TARGET, "--target-dir"])
-        .arg(target_dir);
+    cmd.current_dir(workspace).args(["build", "--release", "--target", TARGET, "--target-dir"]).arg(target_dir);
     for c in crates {
         cmd.args(["-p", &c.package]);
     }
     // The outer build's flags (coverage, sanitizers, a host target) do not apply to wasm.
-    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"] {
+    for var in
+        ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"]
+    {
         cmd.env_remove(var);
     }
     cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false").env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");

@@ -152,7 +152,11 @@ mod tests {
     fn plugin_paths_are_relative_to_the_file_and_limits_apply() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(REPO_CONFIG);
-        std::fs::write(&path, "[limits]\nplugin-timeout-ms = 250\n[plugins.x]\npath = \"p/x.wasm\"\n[options.whole]\nk = true\n").unwrap();
+        std::fs::write(
+            &path,
+            "[limits]\nplugin-timeout-ms = 250\n[plugins.x]\npath = \"p/x.wasm\"\n[options.whole]\nk = true\n",
+        )
+        .unwrap();
         let config = Config::read(&path).unwrap();
         assert_eq!(config.plugins["x"].path, dir.path().join("p/x.wasm"));
         assert_eq!(config.limits().timeout, Duration::from_millis(250));

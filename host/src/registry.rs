@@ -201,16 +201,17 @@ impl Registry {
     fn valid_names(&self) -> Vec<String> {
         self.entries
             .iter()
-            .map(|e| if e.aliases.is_empty() { e.name.clone() } else { format!("{} (or {})", e.name, e.aliases.join(", ")) })
+            .map(|e| {
+                if e.aliases.is_empty() { e.name.clone() } else { format!("{} (or {})", e.name, e.aliases.join(", ")) }
+            })
             .collect()
     }
 
     /// The model table as this run sees it: config entries, then built-ins.
     pub fn model_table(&self) -> Vec<(String, Vec<String>, &'static str)> {
         let config = self.config_models.iter().map(|(p, f)| (p.clone(), vec![f.clone()], "config"));
-        let builtin = MODEL_TABLE
-            .iter()
-            .map(|(p, fs)| (p.to_string(), fs.iter().map(|f| f.to_string()).collect(), "builtin"));
+        let builtin =
+            MODEL_TABLE.iter().map(|(p, fs)| (p.to_string(), fs.iter().map(|f| f.to_string()).collect(), "builtin"));
         config.chain(builtin).collect()
     }
 
@@ -268,9 +269,9 @@ impl Registry {
             Some(_) => None,
             None => match (&config.format, model) {
                 (Some(name), _) => Some((self.find(name)?, ChosenBy::Config)),
-                (None, Some(model)) => self.format_for_model(model).map(|(entry, pattern)| {
-                    (entry, ChosenBy::Model { model: model.to_string(), pattern })
-                }),
+                (None, Some(model)) => self
+                    .format_for_model(model)
+                    .map(|(entry, pattern)| (entry, ChosenBy::Model { model: model.to_string(), pattern })),
                 (None, None) => None,
             },
         };

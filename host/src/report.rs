@@ -93,7 +93,12 @@ impl ParseReport {
                     path: e.path.clone(),
                     related_paths: e.related_paths.clone(),
                     summary: e.summary.clone(),
-                    span: SpanJson { start: e.span.start, end: e.span.end, first_line: e.span.first_line, last_line: e.span.last_line },
+                    span: SpanJson {
+                        start: e.span.start,
+                        end: e.span.end,
+                        first_line: e.span.first_line,
+                        last_line: e.span.last_line,
+                    },
                 })
                 .collect(),
             diagnostics: output.diagnostics.iter().map(DiagnosticJson::from).collect(),
@@ -123,7 +128,10 @@ impl ParseReport {
 }
 
 fn command_json(c: &SuggestedCommand) -> CommandJson {
-    CommandJson { command: c.command.clone(), reply_lines: LinesJson { start: c.span.first_line, end: c.span.last_line } }
+    CommandJson {
+        command: c.command.clone(),
+        reply_lines: LinesJson { start: c.span.first_line, end: c.span.last_line },
+    }
 }
 
 fn diagnostic_line(d: &DiagnosticJson) -> String {
@@ -230,7 +238,13 @@ impl ApplyReport {
                 action,
             });
         }
-        let status = if failed { "failed" } else if files.is_empty() { "unchanged" } else { "applied" };
+        let status = if failed {
+            "failed"
+        } else if files.is_empty() {
+            "unchanged"
+        } else {
+            "applied"
+        };
         let mut report = ApplyReport {
             schema: SCHEMA,
             status,
@@ -331,9 +345,12 @@ pub fn colorize_diff(diff: &str) -> String {
         if color.is_empty() {
             out.push_str(line);
         } else {
-            out += &format!("{color}{}\x1b[0m{}", line.trim_end_matches('\n'), if line.ends_with('\n') { "\n" } else { "" });
+            out += &format!(
+                "{color}{}\x1b[0m{}",
+                line.trim_end_matches('\n'),
+                if line.ends_with('\n') { "\n" } else { "" }
+            );
         }
     }
     out
 }
-

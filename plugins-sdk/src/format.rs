@@ -22,10 +22,7 @@ impl<'a> Options<'a> {
     pub fn parse_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, String> {
         match self.get(key) {
             None => Ok(default),
-            Some(raw) => raw
-                .trim()
-                .parse()
-                .map_err(|_| format!("option `{key}` has the invalid value {raw:?}")),
+            Some(raw) => raw.trim().parse().map_err(|_| format!("option `{key}` has the invalid value {raw:?}")),
         }
     }
 }

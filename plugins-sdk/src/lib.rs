@@ -36,9 +36,9 @@ pub mod bindings {
 
 pub mod elision;
 pub mod fence;
+mod format;
 pub mod matching;
 pub mod paths;
-mod format;
 pub mod source;
 pub mod text;
 pub mod types;

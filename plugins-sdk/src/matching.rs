@@ -77,12 +77,7 @@ impl Level {
 
 /// The line levels [`find_block`] tries, in order (elision and fuzzy are
 /// handled separately).
-const LINE_LEVELS: [Level; 4] = [
-    Level::Exact,
-    Level::TrailingWhitespace,
-    Level::LeadingWhitespace,
-    Level::Unicode,
-];
+const LINE_LEVELS: [Level; 4] = [Level::Exact, Level::TrailingWhitespace, Level::LeadingWhitespace, Level::Unicode];
 
 /// Knobs of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,11 +93,7 @@ pub struct LadderOptions {
 
 impl Default for LadderOptions {
     fn default() -> Self {
-        LadderOptions {
-            fuzzy: None,
-            fuzzy_margin: 0.1,
-            elision: true,
-        }
+        LadderOptions { fuzzy: None, fuzzy_margin: 0.1, elision: true }
     }
 }
 
@@ -116,16 +107,10 @@ pub fn fold_lookalikes(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}'
-            | '\u{FF07}' => out.push('\''),
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}'
-            | '\u{FF02}' => out.push('"'),
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => {
-                out.push('-')
-            }
-            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
-                out.push(' ')
-            }
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}' | '\u{FF07}' => out.push('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}' | '\u{FF02}' => out.push('"'),
+            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' | '\u{FF0D}' => out.push('-'),
+            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => out.push(' '),
             '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
             '\u{2026}' => out.push_str("..."),
             _ => out.push(c),
@@ -183,10 +168,7 @@ pub struct Haystack<'a> {
 impl<'a> Haystack<'a> {
     /// Lines without their endings (see [`crate::text::strip_ending`]).
     pub fn new(lines: Vec<&'a str>) -> Self {
-        Haystack {
-            lines,
-            keys: Default::default(),
-        }
+        Haystack { lines, keys: Default::default() }
     }
 
     /// The lines of a file's content (after any BOM).
@@ -208,20 +190,13 @@ impl<'a> Haystack<'a> {
     }
 
     fn keys(&self, level: Level) -> &[u64] {
-        self.keys[level.key_slot()]
-            .get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
+        self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
     }
 
     /// Start indexes (0-based) of every place in `within` where `needle`
     /// matches at `level` (a line level, not elision or fuzzy), at most
     /// `limit` of them, in order.
-    pub fn find_all(
-        &self,
-        needle: &[&str],
-        level: Level,
-        within: Range<usize>,
-        limit: usize,
-    ) -> Vec<usize> {
+    pub fn find_all(&self, needle: &[&str], level: Level, within: Range<usize>, limit: usize) -> Vec<usize> {
         let m = needle.len();
         let within = within.start.min(self.len())..within.end.min(self.len());
         if m == 0 || within.len() < m || limit == 0 {
@@ -233,9 +208,7 @@ impl<'a> Haystack<'a> {
         let mut window: u64 = 0;
         let mut top: u64 = 1; // ROLL_BASE^(m-1)
         for j in 0..m {
-            target = target
-                .wrapping_mul(ROLL_BASE)
-                .wrapping_add(hash_str(&needle_norm[j]));
+            target = target.wrapping_mul(ROLL_BASE).wrapping_add(hash_str(&needle_norm[j]));
             window = window.wrapping_mul(ROLL_BASE).wrapping_add(keys[j]);
             if j > 0 {
                 top = top.wrapping_mul(ROLL_BASE);
@@ -246,8 +219,7 @@ impl<'a> Haystack<'a> {
         loop {
             if window == target {
                 let start = within.start + s;
-                let same =
-                    (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
+                let same = (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
                 if same {
                     found.push(start);
                     if found.len() >= limit {
@@ -258,10 +230,7 @@ impl<'a> Haystack<'a> {
             if s + m >= keys.len() {
                 break;
             }
-            window = window
-                .wrapping_sub(keys[s].wrapping_mul(top))
-                .wrapping_mul(ROLL_BASE)
-                .wrapping_add(keys[s + m]);
+            window = window.wrapping_sub(keys[s].wrapping_mul(top)).wrapping_mul(ROLL_BASE).wrapping_add(keys[s + m]);
             s += 1;
         }
         found
@@ -321,11 +290,7 @@ fn find_at(
     let starts = hay.find_all(needle, level, within, AMBIGUITY_LIMIT + 1);
     match starts.len() {
         0 => None,
-        1 => Some(Ok(BlockMatch {
-            start: starts[0],
-            end: starts[0] + needle.len(),
-            level,
-        })),
+        1 => Some(Ok(BlockMatch { start: starts[0], end: starts[0] + needle.len(), level })),
         _ => Some(Err(MatchError::Ambiguous { level, starts })),
     }
 }
@@ -382,11 +347,7 @@ pub fn line_similarity(a: &str, b: &str) -> f32 {
     }
     let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let longest = ca.len().max(cb.len());
-    if longest <= 200 {
-        1.0 - levenshtein(&ca, &cb) as f32 / longest as f32
-    } else {
-        dice(&bigrams(&a), &bigrams(&b))
-    }
+    if longest <= 200 { 1.0 - levenshtein(&ca, &cb) as f32 / longest as f32 } else { dice(&bigrams(&a), &bigrams(&b)) }
 }
 
 /// Lines shared by the needle and the file, as votes for where the needle
@@ -398,9 +359,7 @@ fn vote_starts(hay: &Haystack<'_>, needle: &[&str], within: Range<usize>) -> Vec
         let mut map: HashMap<u64, Vec<usize>> = HashMap::new();
         for (j, line) in needle.iter().enumerate() {
             if line.trim().len() > 1 {
-                map.entry(line_key(line, Level::Unicode))
-                    .or_default()
-                    .push(j);
+                map.entry(line_key(line, Level::Unicode)).or_default().push(j);
             }
         }
         map
@@ -426,11 +385,7 @@ fn vote_starts(hay: &Haystack<'_>, needle: &[&str], within: Range<usize>) -> Vec
 }
 
 fn window_score(hay: &Haystack<'_>, needle: &[&str], start: usize) -> f32 {
-    let total: f32 = needle
-        .iter()
-        .enumerate()
-        .map(|(j, l)| line_similarity(l, hay.lines[start + j]))
-        .sum();
+    let total: f32 = needle.iter().enumerate().map(|(j, l)| line_similarity(l, hay.lines[start + j])).sum();
     total / needle.len().max(1) as f32
 }
 
@@ -447,9 +402,7 @@ fn fuzzy_find(
     }
     let mut scored: Vec<(f32, usize)> = vote_starts(hay, needle, within.clone())
         .into_iter()
-        .filter(|&(start, _)| {
-            start >= within.start as isize && start as usize + m <= within.end.min(hay.len())
-        })
+        .filter(|&(start, _)| start >= within.start as isize && start as usize + m <= within.end.min(hay.len()))
         .take(8)
         .map(|(start, _)| (window_score(hay, needle, start as usize), start as usize))
         .collect();
@@ -464,16 +417,9 @@ fn fuzzy_find(
         Some(&(second, other)) if best - second < margin => {
             let mut starts = vec![start, other];
             starts.sort_unstable();
-            Err(MatchError::Ambiguous {
-                level: Level::Fuzzy,
-                starts,
-            })
+            Err(MatchError::Ambiguous { level: Level::Fuzzy, starts })
         }
-        _ => Ok(BlockMatch {
-            start,
-            end: start + m,
-            level: Level::Fuzzy,
-        }),
+        _ => Ok(BlockMatch { start, end: start + m, level: Level::Fuzzy }),
     }
 }
 
@@ -493,10 +439,7 @@ pub fn closest_region(hay: &Haystack<'_>, needle: &[&str]) -> Option<Range<usize
         return Some(clamp(start));
     }
     // No line in common: compare the most distinctive needle line with each file line.
-    let (j, probe) = needle
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, l)| l.trim().len())?;
+    let (j, probe) = needle.iter().enumerate().max_by_key(|(_, l)| l.trim().len())?;
     let probe = bigrams(&normalize(probe, Level::Unicode));
     if probe.is_empty() {
         return None;
@@ -553,14 +496,7 @@ pub fn did_you_mean(hay: &Haystack<'_>, needle: &[&str]) -> (Option<String>, Opt
         }
     }
     let lines = region.map(|r| LineRange::new(r.start as u32 + 1, r.end as u32));
-    (
-        if hint.is_empty() {
-            None
-        } else {
-            Some(hint.trim_end().to_string())
-        },
-        lines,
-    )
+    (if hint.is_empty() { None } else { Some(hint.trim_end().to_string()) }, lines)
 }
 
 // ---------------------------------------------------------------------------
@@ -576,11 +512,7 @@ pub enum Reindent {
     Swap { from: String, to: String },
     /// Shift by `delta` columns (a tab counts `tab` columns) and write the
     /// result with tabs (`use_tabs`) or spaces.
-    Columns {
-        delta: isize,
-        tab: usize,
-        use_tabs: bool,
-    },
+    Columns { delta: isize, tab: usize, use_tabs: bool },
 }
 
 fn leading_ws(line: &str) -> &str {
@@ -593,11 +525,7 @@ fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {
         prefix = Some(match prefix {
             None => item,
             Some(p) => {
-                let len = p
-                    .bytes()
-                    .zip(item.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count();
+                let len = p.bytes().zip(item.bytes()).take_while(|(a, b)| a == b).count();
                 &p[..len]
             }
         });
@@ -606,13 +534,7 @@ fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {
 }
 
 fn columns(ws: &str, tab: usize) -> usize {
-    ws.chars().fold(0, |col, c| {
-        if c == '\t' {
-            col + tab - col % tab
-        } else {
-            col + 1
-        }
-    })
+    ws.chars().fold(0, |col, c| if c == '\t' { col + tab - col % tab } else { col + 1 })
 }
 
 impl Reindent {
@@ -630,30 +552,17 @@ impl Reindent {
         let from = common_prefix(pairs.iter().map(|p| p.0)).unwrap_or("");
         let to = common_prefix(pairs.iter().map(|p| p.1)).unwrap_or("");
         if pairs.iter().all(|(a, b)| a[from.len()..] == b[to.len()..]) {
-            return Reindent::Swap {
-                from: from.to_string(),
-                to: to.to_string(),
-            };
+            return Reindent::Swap { from: from.to_string(), to: to.to_string() };
         }
         let use_tabs = pairs.iter().any(|(_, b)| b.contains('\t'));
         for tab in [4, 8, 2] {
             let delta = columns(pairs[0].1, tab) as isize - columns(pairs[0].0, tab) as isize;
-            if pairs
-                .iter()
-                .all(|(a, b)| columns(b, tab) as isize - columns(a, tab) as isize == delta)
-            {
-                return Reindent::Columns {
-                    delta,
-                    tab,
-                    use_tabs,
-                };
+            if pairs.iter().all(|(a, b)| columns(b, tab) as isize - columns(a, tab) as isize == delta) {
+                return Reindent::Columns { delta, tab, use_tabs };
             }
         }
         let (a, b) = pairs[0];
-        Reindent::Swap {
-            from: a.to_string(),
-            to: b.to_string(),
-        }
+        Reindent::Swap { from: a.to_string(), to: b.to_string() }
     }
 
     /// `line` re-indented.
@@ -669,11 +578,7 @@ impl Reindent {
                 Some(tail) => format!("{to}{tail}{rest}"),
                 None => line.to_string(),
             },
-            Reindent::Columns {
-                delta,
-                tab,
-                use_tabs,
-            } => {
+            Reindent::Columns { delta, tab, use_tabs } => {
                 let col = (columns(ws, *tab) as isize + delta).max(0) as usize;
                 let indent = if *use_tabs {
                     format!("{}{}", "\t".repeat(col / tab), " ".repeat(col % tab))
@@ -721,13 +626,7 @@ fn make_splice(
     reindent: &Reindent,
 ) -> Splice {
     let region = end - start;
-    let keep_prefix = first
-        .iter()
-        .zip(replace)
-        .take_while(|(a, b)| a == b)
-        .count()
-        .min(region)
-        .min(replace.len());
+    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| a == b).count().min(region).min(replace.len());
     let keep_suffix = last
         .iter()
         .rev()
@@ -736,17 +635,8 @@ fn make_splice(
         .count()
         .min(region - keep_prefix)
         .min(replace.len() - keep_prefix);
-    let middle = replace[keep_prefix..replace.len() - keep_suffix]
-        .iter()
-        .map(|l| reindent.apply(l))
-        .collect();
-    Splice {
-        start,
-        end,
-        keep_prefix,
-        keep_suffix,
-        middle,
-    }
+    let middle = replace[keep_prefix..replace.len() - keep_suffix].iter().map(|l| reindent.apply(l)).collect();
+    Splice { start, end, keep_prefix, keep_suffix, middle }
 }
 
 /// Apply non-overlapping `splices` (in order) to the file.
@@ -760,21 +650,16 @@ fn render(content: &str, splices: &[Splice]) -> String {
     }
     let mut next = 0;
     for s in splices {
-        lines[next..s.start + s.keep_prefix]
-            .iter()
-            .for_each(|l| out.push_str(l));
+        lines[next..s.start + s.keep_prefix].iter().for_each(|l| out.push_str(l));
         for line in &s.middle {
             out.push_str(line);
             out.push_str(style.eol.as_str());
         }
-        lines[s.end - s.keep_suffix..s.end]
-            .iter()
-            .for_each(|l| out.push_str(l));
+        lines[s.end - s.keep_suffix..s.end].iter().for_each(|l| out.push_str(l));
         next = s.end;
     }
     lines[next..].iter().for_each(|l| out.push_str(l));
-    if !style.final_newline && out.len() > usize::from(bom) * BOM.len_utf8() && out.ends_with('\n')
-    {
+    if !style.final_newline && out.len() > usize::from(bom) * BOM.len_utf8() && out.ends_with('\n') {
         out.pop();
         if out.ends_with('\r') {
             out.pop();
@@ -789,9 +674,7 @@ fn render(content: &str, splices: &[Splice]) -> String {
 pub fn elided_replacement(search: &[&str], replace: &[&str]) -> Option<EditFailure> {
     let text: String = replace.iter().map(|l| format!("{l}\n")).collect();
     let known: std::collections::HashSet<&str> = search.iter().map(|l| l.trim()).collect();
-    let elision = find_elisions(&text)
-        .into_iter()
-        .find(|e| !known.contains(e.text.trim()))?;
+    let elision = find_elisions(&text).into_iter().find(|e| !known.contains(e.text.trim()))?;
     Some(
         EditFailure::new(
             FailureKind::Forbidden,
@@ -832,46 +715,23 @@ fn places(starts: &[usize], len: usize) -> String {
     let shown: Vec<String> = starts
         .iter()
         .take(AMBIGUITY_LIMIT)
-        .map(|&s| {
-            if len > 1 {
-                format!("{}-{}", s + 1, s + len)
-            } else {
-                format!("{}", s + 1)
-            }
-        })
+        .map(|&s| if len > 1 { format!("{}-{}", s + 1, s + len) } else { format!("{}", s + 1) })
         .collect();
-    let more = if starts.len() > AMBIGUITY_LIMIT {
-        " and more"
-    } else {
-        ""
-    };
+    let more = if starts.len() > AMBIGUITY_LIMIT { " and more" } else { "" };
     format!("{}{more}", shown.join(", "))
 }
 
 /// The failure for a block found in several places.
 pub fn ambiguous_failure(level: Level, starts: &[usize], len: usize) -> EditFailure {
-    let how = if level == Level::Exact {
-        String::new()
-    } else {
-        format!(" (matching {})", level.describe())
-    };
-    let count = if starts.len() > AMBIGUITY_LIMIT {
-        format!("more than {AMBIGUITY_LIMIT}")
-    } else {
-        starts.len().to_string()
-    };
+    let how = if level == Level::Exact { String::new() } else { format!(" (matching {})", level.describe()) };
+    let count =
+        if starts.len() > AMBIGUITY_LIMIT { format!("more than {AMBIGUITY_LIMIT}") } else { starts.len().to_string() };
     EditFailure::new(
         FailureKind::Ambiguous,
-        format!(
-            "the text to replace occurs in {count} places{how}, at lines {}",
-            places(starts, len)
-        ),
+        format!("the text to replace occurs in {count} places{how}, at lines {}", places(starts, len)),
     )
     .with_hint("include more of the surrounding lines so the text matches exactly one place")
-    .at(LineRange::new(
-        starts[0] as u32 + 1,
-        (starts[0] + len.max(1)) as u32,
-    ))
+    .at(LineRange::new(starts[0] as u32 + 1, (starts[0] + len.max(1)) as u32))
 }
 
 /// Plan the elision level: each piece found once, in order.
@@ -912,53 +772,28 @@ fn plan_elision(
             Err(MatchError::NotFound) => return Ok(None),
             Err(MatchError::Ambiguous { level, starts }) => {
                 let mut failure = ambiguous_failure(level, &starts, piece.len());
-                failure.message = format!(
-                    "a piece between `...` lines is ambiguous: {}",
-                    failure.message
-                );
+                failure.message = format!("a piece between `...` lines is ambiguous: {}", failure.message);
                 return Err(failure);
             }
         }
     }
-    let matched: Vec<(usize, BlockMatch)> = found
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| m.map(|m| (i, m)))
-        .collect();
+    let matched: Vec<(usize, BlockMatch)> = found.iter().enumerate().filter_map(|(i, m)| m.map(|m| (i, m))).collect();
     let Some(&(first_i, first)) = matched.first() else {
         return Ok(None);
     };
     let &(last_i, last) = matched.last().expect("non-empty");
-    let pairs = matched.iter().flat_map(|&(i, m)| {
-        spieces[i]
-            .iter()
-            .zip(&hay.lines[m.start..m.end])
-            .map(|(a, b)| (*a, *b))
-    });
+    let pairs =
+        matched.iter().flat_map(|&(i, m)| spieces[i].iter().zip(&hay.lines[m.start..m.end]).map(|(a, b)| (*a, *b)));
     let reindent = Reindent::infer(pairs);
     let range = LineRange::new(first.start as u32 + 1, last.end as u32);
     if rpieces.len() == 1 {
-        let splice = make_splice(
-            first.start,
-            last.end,
-            &spieces[first_i],
-            &spieces[last_i],
-            replace,
-            &reindent,
-        );
+        let splice = make_splice(first.start, last.end, &spieces[first_i], &spieces[last_i], replace, &reindent);
         return Ok(Some((vec![splice], range)));
     }
     let mut splices = Vec::new();
     for (i, m) in found.iter().enumerate() {
         match m {
-            Some(m) => splices.push(make_splice(
-                m.start,
-                m.end,
-                &spieces[i],
-                &spieces[i],
-                &rpieces[i],
-                &reindent,
-            )),
+            Some(m) => splices.push(make_splice(m.start, m.end, &spieces[i], &spieces[i], &rpieces[i], &reindent)),
             None if rpieces[i].is_empty() => {}
             None => {
                 return Err(EditFailure::new(
@@ -992,10 +827,7 @@ pub fn replace_block(
     let s = block_lines(search);
     let r = block_lines(replace);
     if s.is_empty() {
-        return Err(EditFailure::new(
-            FailureKind::Malformed,
-            "the text to replace is empty",
-        ));
+        return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
     if let Some(failure) = elided_replacement(&s, &r) {
         return Err(failure);
@@ -1023,11 +855,7 @@ pub fn replace_block(
             }
             Some(Err(MatchError::NotFound)) => continue,
             Some(Ok(m)) => {
-                plan = Some((
-                    single_splice(&hay, &s, &r, m),
-                    LineRange::new(m.start as u32 + 1, m.end as u32),
-                    level,
-                ));
+                plan = Some((single_splice(&hay, &s, &r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));
                 break;
             }
         }
@@ -1037,11 +865,7 @@ pub fn replace_block(
     {
         match fuzzy_find(&hay, &s, 0..n, min, options.fuzzy_margin) {
             Ok(m) => {
-                plan = Some((
-                    single_splice(&hay, &s, &r, m),
-                    LineRange::new(m.start as u32 + 1, m.end as u32),
-                    m.level,
-                ))
+                plan = Some((single_splice(&hay, &s, &r, m), LineRange::new(m.start as u32 + 1, m.end as u32), m.level))
             }
             Err(MatchError::Ambiguous { level, starts }) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
@@ -1063,11 +887,7 @@ pub fn replace_block(
     if let Some(failure) = already_applied_around(&hay, &s, &r, lines) {
         return Err(failure);
     }
-    Ok(Replaced {
-        content: render(content, &splices),
-        level,
-        lines,
-    })
+    Ok(Replaced { content: render(content, &splices), level, lines })
 }
 
 /// The block without blank lines at its edges, and the replacement without
@@ -1081,52 +901,27 @@ fn trim_blank_edges(s: &[&str], r: &[&str]) -> Option<(String, String)> {
     if lead == 0 && trail == 0 {
         return None;
     }
-    let r_lead = r
-        .iter()
-        .take_while(|l| l.trim().is_empty())
-        .count()
-        .min(lead);
-    let r_trail = r
-        .iter()
-        .rev()
-        .take_while(|l| l.trim().is_empty())
-        .count()
-        .min(trail)
-        .min(r.len() - r_lead);
+    let r_lead = r.iter().take_while(|l| l.trim().is_empty()).count().min(lead);
+    let r_trail = r.iter().rev().take_while(|l| l.trim().is_empty()).count().min(trail).min(r.len() - r_lead);
     let join = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    Some((
-        join(&s[lead..s.len() - trail]),
-        join(&r[r_lead..r.len() - r_trail]),
-    ))
+    Some((join(&s[lead..s.len() - trail]), join(&r[r_lead..r.len() - r_trail])))
 }
 
 fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> Vec<Splice> {
     let reindent = match m.level {
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
-        _ => Reindent::infer(
-            s.iter()
-                .copied()
-                .zip(hay.lines[m.start..m.end].iter().copied()),
-        ),
+        _ => Reindent::infer(s.iter().copied().zip(hay.lines[m.start..m.end].iter().copied())),
     };
     vec![make_splice(m.start, m.end, s, s, r, &reindent)]
 }
 
 fn same_lines(a: &[&str], b: &[&str]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| normalize(x, Level::Unicode) == normalize(y, Level::Unicode))
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| normalize(x, Level::Unicode) == normalize(y, Level::Unicode))
 }
 
 /// The replacement already sits around the matched lines (it extends the
 /// search text, and the extension is there): applying again would duplicate it.
-fn already_applied_around(
-    hay: &Haystack<'_>,
-    s: &[&str],
-    r: &[&str],
-    found: LineRange,
-) -> Option<EditFailure> {
+fn already_applied_around(hay: &Haystack<'_>, s: &[&str], r: &[&str], found: LineRange) -> Option<EditFailure> {
     if r.len() <= s.len() || same_lines(s, r) {
         return None;
     }
@@ -1146,11 +941,7 @@ fn already_applied_around(
 fn already_applied(at: usize, len: usize) -> EditFailure {
     EditFailure::new(
         FailureKind::AlreadyApplied,
-        format!(
-            "the replacement text is already in the file, at lines {}-{}",
-            at + 1,
-            at + len
-        ),
+        format!("the replacement text is already in the file, at lines {}-{}", at + 1, at + len),
     )
     .with_hint("this edit seems to have been applied already; do not send it again")
     .at(LineRange::new(at as u32 + 1, (at + len) as u32))
@@ -1215,28 +1006,13 @@ mod tests {
     #[test]
     fn indentation_drift_reindents_the_replacement() {
         let file = "class A:\n    def f(self):\n        return 1\n";
-        let out = rep(
-            file,
-            "def f(self):\n    return 1\n",
-            "def f(self):\n    if x:\n        return 2\n",
-        )
-        .unwrap();
+        let out = rep(file, "def f(self):\n    return 1\n", "def f(self):\n    if x:\n        return 2\n").unwrap();
         assert_eq!(out.level, Level::LeadingWhitespace);
-        assert_eq!(
-            out.content,
-            "class A:\n    def f(self):\n        if x:\n            return 2\n"
-        );
+        assert_eq!(out.content, "class A:\n    def f(self):\n        if x:\n            return 2\n");
         let tabs = "fn a() {\n\tif x {\n\t\ty();\n\t}\n}\n";
-        let out = rep(
-            tabs,
-            "    if x {\n        y();\n    }\n",
-            "    if x {\n        y();\n        z();\n    }\n",
-        )
-        .unwrap();
-        assert_eq!(
-            out.content,
-            "fn a() {\n\tif x {\n\t\ty();\n\t\tz();\n\t}\n}\n"
-        );
+        let out =
+            rep(tabs, "    if x {\n        y();\n    }\n", "    if x {\n        y();\n        z();\n    }\n").unwrap();
+        assert_eq!(out.content, "fn a() {\n\tif x {\n\t\ty();\n\t\tz();\n\t}\n}\n");
     }
 
     #[test]
@@ -1253,23 +1029,10 @@ mod tests {
     #[test]
     fn elision_pieces_are_found_in_order() {
         let file = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n";
-        let out = rep(
-            file,
-            "def f():\n    ...\n    return a\n",
-            "def f():\n    ...\n    return a + c\n",
-        )
-        .unwrap();
+        let out = rep(file, "def f():\n    ...\n    return a\n", "def f():\n    ...\n    return a + c\n").unwrap();
         assert_eq!(out.level, Level::Elision);
-        assert_eq!(
-            out.content,
-            "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + c\n"
-        );
-        let out = rep(
-            file,
-            "def f():\n    # ...\n    return a\n",
-            "def g():\n    return 0\n",
-        )
-        .unwrap();
+        assert_eq!(out.content, "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + c\n");
+        let out = rep(file, "def f():\n    # ...\n    return a\n", "def g():\n    return 0\n").unwrap();
         assert_eq!(out.content, "def g():\n    return 0\n");
     }
 
@@ -1315,29 +1078,15 @@ mod tests {
         assert_eq!(err.kind, FailureKind::AlreadyApplied);
         let err = rep("a\nB\nc\n", "b\n", "B\n").unwrap_err();
         assert_eq!(err.kind, FailureKind::NotFound);
-        let err = rep(
-            "import os\nimport sys\n\nx\n",
-            "import os\n",
-            "import os\nimport sys\n",
-        )
-        .unwrap_err();
+        let err = rep("import os\nimport sys\n\nx\n", "import os\n", "import os\nimport sys\n").unwrap_err();
         assert_eq!(err.kind, FailureKind::AlreadyApplied);
     }
 
     #[test]
     fn fuzzy_needs_a_clear_margin() {
         let file = "alpha = compute(1, 2)\nbeta = other(3)\ngamma = 9\n";
-        let options = LadderOptions {
-            fuzzy: Some(0.8),
-            ..LadderOptions::default()
-        };
-        let out = replace_block(
-            file,
-            "alpha = compute(1, 3)\nbeta = other(3)\n",
-            "z\n",
-            &options,
-        )
-        .unwrap();
+        let options = LadderOptions { fuzzy: Some(0.8), ..LadderOptions::default() };
+        let out = replace_block(file, "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n", &options).unwrap();
         assert_eq!(out.level, Level::Fuzzy);
         assert_eq!(out.content, "z\ngamma = 9\n");
         assert!(rep(file, "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n").is_err());
@@ -1350,10 +1099,7 @@ mod tests {
     fn rolling_hash_finds_all_places() {
         let lines: Vec<&str> = "a b a b a".split(' ').collect();
         let hay = Haystack::new(lines);
-        assert_eq!(
-            hay.find_all(&["a", "b"], Level::Exact, 0..5, 10),
-            vec![0, 2]
-        );
+        assert_eq!(hay.find_all(&["a", "b"], Level::Exact, 0..5, 10), vec![0, 2]);
         assert_eq!(hay.find_all(&["b", "a"], Level::Exact, 2..5, 10), vec![3]);
         assert_eq!(hay.find_all(&["a"], Level::Exact, 0..5, 2), vec![0, 2]);
     }

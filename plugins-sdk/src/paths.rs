@@ -6,8 +6,21 @@ use crate::text::{lines_with_endings, strip_ending};
 
 /// Names of common files that have no extension.
 const BARE_FILE_NAMES: &[&str] = &[
-    "Makefile", "makefile", "GNUmakefile", "Dockerfile", "Containerfile", "Justfile", "justfile",
-    "Rakefile", "Gemfile", "Procfile", "Vagrantfile", "Jenkinsfile", "LICENSE", "README", "CODEOWNERS",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Dockerfile",
+    "Containerfile",
+    "Justfile",
+    "justfile",
+    "Rakefile",
+    "Gemfile",
+    "Procfile",
+    "Vagrantfile",
+    "Jenkinsfile",
+    "LICENSE",
+    "README",
+    "CODEOWNERS",
 ];
 
 /// Whether `s` reads as a relative or absolute file path rather than a word,
@@ -45,14 +58,29 @@ pub fn path_from_line(line: &str) -> Option<String> {
     let decoration = |c: char| "#*>`'\":-".contains(c) || c.is_whitespace();
     let mut core = line.trim().trim_start_matches(decoration).trim_end_matches(decoration);
     for label in ["file:", "filename:", "path:", "file name:"] {
-        if core.len() > label.len() && core[..label.len()].eq_ignore_ascii_case(label) {
+        if core.len() > label.len() && core.get(..label.len()).is_some_and(|head| head.eq_ignore_ascii_case(label)) {
             core = core[label.len()..].trim_start_matches(decoration);
         }
     }
     if looks_like_path(core) {
         return Some(normalize(core));
     }
-    line.split('`').skip(1).step_by(2).filter(|quoted| looks_like_path(quoted)).last().map(normalize)
+    // Prose: the last path in backticks or bold, else (when the line
+    // introduces the block with a colon) its last path-like word.
+    let quoted = |marker: &str| {
+        line.split(marker).skip(1).step_by(2).map(str::trim).filter(|q| looks_like_path(q)).last().map(normalize)
+    };
+    quoted("`").or_else(|| quoted("**")).or_else(|| {
+        let trimmed = line.trim_end();
+        trimmed.ends_with(':').then(|| {
+            trimmed
+                .split_whitespace()
+                .map(|word| word.trim_matches(decoration))
+                .filter(|word| looks_like_path(word))
+                .last()
+                .map(normalize)
+        })?
+    })
 }
 
 /// The path in a fence's info string: `src/app.py`, `python src/app.py`,
@@ -92,15 +120,26 @@ mod tests {
             "> src/app.py",
             "- ./src/app.py:",
             "Here is the updated `src/app.py`:",
+            "Updated **src/app.py**:",
+            "The new version of src/app.py:",
         ] {
             assert_eq!(path_from_line(line).as_deref(), Some("src/app.py"), "{line:?}");
         }
         assert_eq!(path_from_line("Makefile").as_deref(), Some("Makefile"));
+        assert_eq!(path_from_line("filé: x"), None, "labels are compared on char boundaries");
     }
 
     #[test]
     fn prose_is_not_a_path() {
-        for line in ["Here is the fix.", "Done.", "1.2", "see https://x.io/a.py", "Run this:", "e.g."] {
+        for line in [
+            "Here is the fix.",
+            "Done.",
+            "1.2",
+            "see https://x.io/a.py",
+            "Run this:",
+            "e.g.",
+            "I changed app.py and more",
+        ] {
             assert_eq!(path_from_line(line), None, "{line:?}");
         }
     }

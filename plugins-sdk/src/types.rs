@@ -4,8 +4,8 @@
 //! every field.
 
 pub use crate::bindings::agent_apply::format::types::{
-    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LineRange,
-    OptionDoc, OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
+    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LineRange, OptionDoc,
+    OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
 };
 
 impl FailureKind {
@@ -60,14 +60,7 @@ impl LineRange {
 impl Diagnostic {
     /// An error about the reply at `span`.
     pub fn error(message: impl Into<String>, span: Option<Span>) -> Self {
-        Diagnostic {
-            severity: Severity::Error,
-            message: message.into(),
-            hint: None,
-            span,
-            path: None,
-            lines: None,
-        }
+        Diagnostic { severity: Severity::Error, message: message.into(), hint: None, span, path: None, lines: None }
     }
 
     /// A warning about the reply at `span`.
@@ -77,11 +70,7 @@ impl Diagnostic {
 
     /// A finding in file `path` at `lines` (used by `lint`).
     pub fn in_file(message: impl Into<String>, path: &str, lines: LineRange) -> Self {
-        Diagnostic {
-            path: Some(path.to_string()),
-            lines: Some(lines),
-            ..Diagnostic::error(message, None)
-        }
+        Diagnostic { path: Some(path.to_string()), lines: Some(lines), ..Diagnostic::error(message, None) }
     }
 
     /// The same diagnostic with a hint.

@@ -45,10 +45,7 @@ impl Workspace {
 
     /// Create or overwrite `path`.
     pub fn write(&mut self, path: &str, content: String) {
-        self.files
-            .entry(path.to_string())
-            .or_insert(Entry { original: None, current: None })
-            .current = Some(content);
+        self.files.entry(path.to_string()).or_insert(Entry { original: None, current: None }).current = Some(content);
     }
 
     /// Delete `path`; false if it did not exist.
@@ -126,7 +123,10 @@ mod tests {
         let mut ws = Workspace::new(vec![File::new("old", "x")]);
         ws.rename("old", "new").unwrap();
         ws.write("new", "y".into());
-        assert_eq!(ws.into_changes(), vec![Change::Rename(Renamed { from: "old".into(), to: "new".into(), content: "y".into() })]);
+        assert_eq!(
+            ws.into_changes(),
+            vec![Change::Rename(Renamed { from: "old".into(), to: "new".into(), content: "y".into() })]
+        );
         let mut ws = Workspace::new(vec![File::new("a", "x"), File::new("b", "y")]);
         assert!(ws.rename("a", "b").is_err());
         assert!(ws.rename("zzz", "c").is_err());

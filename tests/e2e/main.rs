@@ -1,1 +1,8 @@
+//! End-to-end tests: the real wasm components through wasmtime, and the real
+//! binary on real directories and git repositories. One test binary, as jj does.
 
+mod cache;
+mod cli;
+mod common;
+mod corpus;
+mod sandbox;

@@ -16,7 +16,9 @@ fn file(lines: usize) -> String {
     let mut n = 0;
     while n < lines {
         if n == lines / 2 {
-            out.push_str("class Target:\n    def special(self, value):\n        total = value * 3\n        return total\n");
+            out.push_str(
+                "class Target:\n    def special(self, value):\n        total = value * 3\n        return total\n",
+            );
             n += 4;
         }
         out.push_str(&format!("def f{n}(x):\n    y = x + {n}\n    return y\n\n"));
@@ -39,13 +41,7 @@ fn bench(c: &mut Criterion) {
             let parsed = Plugin::parse(&EditBlock, &reply(indent), &[]);
             let edits = parsed.edits;
             // Sanity: the edit applies.
-            let out = Plugin::apply(
-                &EditBlock,
-                vec![File::new("big.py", content.clone())],
-                &edits,
-                &[],
-            )
-            .unwrap();
+            let out = Plugin::apply(&EditBlock, vec![File::new("big.py", content.clone())], &edits, &[]).unwrap();
             assert_eq!(out.outcomes[0].kind, None, "{:?}", out.outcomes[0]);
             group.bench_with_input(BenchmarkId::new(name, lines), &content, |b, content| {
                 b.iter(|| {

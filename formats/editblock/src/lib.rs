@@ -86,21 +86,16 @@ impl Format for EditBlock {
             name: "editblock".into(),
             aliases: vec!["diff".into(), "search-replace".into()],
             version: env!("CARGO_PKG_VERSION").into(),
-            summary: "SEARCH/REPLACE blocks: a path line, the old lines, `=======`, the new lines"
-                .into(),
+            summary: "SEARCH/REPLACE blocks: a path line, the old lines, `=======`, the new lines".into(),
             instructions: INSTRUCTIONS.into(),
             example_reply: EXAMPLE_REPLY.into(),
-            example_files: vec![File::new(
-                "src/greet.py",
-                "def greet():\n    print(\"Hello!\")\n",
-            )],
+            example_files: vec![File::new("src/greet.py", "def greet():\n    print(\"Hello!\")\n")],
             options: vec![OptionDoc {
                 key: "fuzzy".into(),
                 default_value: "off".into(),
-                description:
-                    "minimum similarity (0-1) for fuzzy matching when nothing else matches; \
+                description: "minimum similarity (0-1) for fuzzy matching when nothing else matches; \
                               the best place must beat the runner-up by a clear margin"
-                        .into(),
+                    .into(),
             }],
             detect_hints: vec!["SEARCH".into(), "REPLACE".into()],
         }
@@ -139,17 +134,12 @@ impl Format for EditBlock {
         let label = if block.first.is_empty() {
             format!("block {} (reply line {})", block.number, block.reply_line)
         } else {
-            format!(
-                "block {} (reply line {}, `{}`)",
-                block.number, block.reply_line, block.first
-            )
+            format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, block.first)
         };
         if block.search.trim().is_empty() {
-            return create_or_append(workspace, path, &block.replace).map_err(|failure| {
-                EditFailure {
-                    message: format!("{label} on {path}: {}", failure.message),
-                    ..failure
-                }
+            return create_or_append(workspace, path, &block.replace).map_err(|failure| EditFailure {
+                message: format!("{label} on {path}: {}", failure.message),
+                ..failure
             });
         }
         let failure = match workspace.read(path) {
@@ -177,10 +167,7 @@ impl Format for EditBlock {
         {
             return Ok(applied);
         }
-        Err(EditFailure {
-            message: format!("{label} on {path}: {}", failure.message),
-            ..failure
-        })
+        Err(EditFailure { message: format!("{label} on {path}: {}", failure.message), ..failure })
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
@@ -194,18 +181,16 @@ impl Format for EditBlock {
                 Some(parse::Marker::Divider) => dividers.push(number),
                 Some(kind) => {
                     has_block_marker = true;
-                    let what = if kind == parse::Marker::Search {
-                        "SEARCH"
-                    } else {
-                        "REPLACE"
-                    };
+                    let what = if kind == parse::Marker::Search { "SEARCH" } else { "REPLACE" };
                     found.push(
                         Diagnostic::in_file(
                             format!("leftover {what} marker of an edit block: `{}`", strip_ending(line).trim()),
                             &file.path,
                             LineRange::new(number, number),
                         )
-                        .with_hint("an edit block was pasted into the file instead of applied; remove the block markers"),
+                        .with_hint(
+                            "an edit block was pasted into the file instead of applied; remove the block markers",
+                        ),
                     );
                 }
                 None => {}
@@ -238,9 +223,7 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
             _ => {
                 return Err(EditFailure::new(
                     FailureKind::Malformed,
-                    format!(
-                        "option `fuzzy` has the invalid value {raw:?} (expected off, on or a number 0-1)"
-                    ),
+                    format!("option `fuzzy` has the invalid value {raw:?} (expected off, on or a number 0-1)"),
                 ));
             }
         },
@@ -250,11 +233,7 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
 
 fn level_note(level: agent_apply_sdk::matching::Level) -> String {
     use agent_apply_sdk::matching::Level;
-    if level == Level::Exact {
-        String::new()
-    } else {
-        format!(" (matched {})", level.describe())
-    }
+    if level == Level::Exact { String::new() } else { format!(" (matched {})", level.describe()) }
 }
 
 /// Apply a block to content, trying the other `=======` readings when the
@@ -274,9 +253,7 @@ fn apply_block(
             readings.push(replace_block(content, search, replace, ladder));
         }
     }
-    let mut ok: Vec<usize> = (0..readings.len())
-        .filter(|&i| readings[i].is_ok())
-        .collect();
+    let mut ok: Vec<usize> = (0..readings.len()).filter(|&i| readings[i].is_ok()).collect();
     // Readings that match at the same place differ only in where the SEARCH
     // part stops: the longest one is what the model copied from the file.
     let lines = |i: usize| readings[i].as_ref().map(|r| r.lines).expect("ok");
@@ -299,20 +276,12 @@ fn apply_block(
 }
 
 /// A block whose SEARCH is empty: create the file, or append to it.
-fn create_or_append(
-    workspace: &mut Workspace,
-    path: &str,
-    replace: &str,
-) -> Result<Applied, EditFailure> {
+fn create_or_append(workspace: &mut Workspace, path: &str, replace: &str) -> Result<Applied, EditFailure> {
     let added = lines_with_endings(replace).count();
     match workspace.read(path) {
         None => {
             workspace.write(path, TextStyle::default().restyle(replace));
-            Ok(Applied {
-                message: format!("created {path} ({added} lines)"),
-                lines: None,
-                applied_path: None,
-            })
+            Ok(Applied { message: format!("created {path} ({added} lines)"), lines: None, applied_path: None })
         }
         Some(existing) => {
             let style = TextStyle::detect(existing);
@@ -320,20 +289,14 @@ fn create_or_append(
             let old: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
             let new: Vec<&str> = lines_with_endings(replace).map(strip_ending).collect();
             if new.is_empty() {
-                return Err(EditFailure::new(
-                    FailureKind::Malformed,
-                    "both SEARCH and REPLACE are empty",
-                ));
+                return Err(EditFailure::new(FailureKind::Malformed, "both SEARCH and REPLACE are empty"));
             }
             let substance: usize = new.iter().map(|l| l.trim().len()).sum();
             if substance >= 8 && old.len() >= new.len() && old[old.len() - new.len()..] == new[..] {
                 let at = (old.len() - new.len() + 1) as u32;
                 return Err(EditFailure::new(
                     FailureKind::AlreadyApplied,
-                    format!(
-                        "the REPLACE text is already at the end of {path} (lines {at}-{})",
-                        old.len()
-                    ),
+                    format!("the REPLACE text is already at the end of {path} (lines {at}-{})", old.len()),
                 )
                 .with_hint("this block seems to have been applied already; do not send it again")
                 .at(LineRange::new(at, old.len() as u32)));

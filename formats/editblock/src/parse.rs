@@ -128,21 +128,15 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
             continue;
         }
         if kind == Some(Marker::Search) {
-            let path =
-                path_above(&lines, index, floor, fence_open.as_ref()).or_else(|| last_path.clone());
+            let path = path_above(&lines, index, floor, fence_open.as_ref()).or_else(|| last_path.clone());
             if let Some(path) = &path {
                 last_path = Some(path.clone());
             }
             if let Some(f) = fence_open.as_mut() {
                 f.had_block = true;
             }
-            pending = Some(Pending {
-                path,
-                marker_line: index + 1,
-                start: offset,
-                body: Vec::new(),
-                dividers: Vec::new(),
-            });
+            pending =
+                Some(Pending { path, marker_line: index + 1, start: offset, body: Vec::new(), dividers: Vec::new() });
             index += 1;
             continue;
         }
@@ -152,7 +146,9 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
                     format!("reply line {}: a REPLACE marker with no SEARCH block open", index + 1),
                     Some(map.lines_span(index as u32 + 1, index as u32 + 1)),
                 )
-                .with_hint("each block is `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`"),
+                .with_hint(
+                    "each block is `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`",
+                ),
             );
         }
         // Fence bookkeeping outside blocks.
@@ -203,12 +199,7 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
 
 /// The path named on the lines just above a SEARCH marker (or in the info
 /// string of the fence the marker sits in), looking no further than `floor`.
-fn path_above(
-    lines: &[(usize, &str)],
-    index: usize,
-    floor: usize,
-    fence: Option<&OpenFence<'_>>,
-) -> Option<String> {
+fn path_above(lines: &[(usize, &str)], index: usize, floor: usize, fence: Option<&OpenFence<'_>>) -> Option<String> {
     let mut looked = 0;
     let mut i = index;
     while i > floor && looked < PATH_LOOKBACK {
@@ -237,29 +228,15 @@ fn path_above(
 fn quote(line: &str) -> String {
     let line = line.trim();
     let short: String = line.chars().take(60).collect();
-    if short.len() < line.len() {
-        format!("{short}…")
-    } else {
-        short
-    }
+    if short.len() < line.len() { format!("{short}…") } else { short }
 }
 
-fn finish(
-    parsed: &mut Parsed<Block>,
-    map: &SourceMap,
-    block: Pending,
-    end: usize,
-    number: usize,
-    last_line: usize,
-) {
+fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usize, number: usize, last_line: usize) {
     let span = map.span(block.start, end);
     let Some(path) = block.path else {
         parsed.diagnostics.push(
-            Diagnostic::error(
-                format!("block {number} at reply line {} names no file", block.marker_line),
-                Some(span),
-            )
-            .with_hint("write the file's path alone on the line before the block (or before its opening fence)"),
+            Diagnostic::error(format!("block {number} at reply line {} names no file", block.marker_line), Some(span))
+                .with_hint("write the file's path alone on the line before the block (or before its opening fence)"),
         );
         return;
     };
@@ -282,12 +259,7 @@ fn finish(
     };
     let primary = block.dividers[(block.dividers.len() - 1) / 2];
     let (search, replace) = split(primary);
-    let alternatives = block
-        .dividers
-        .iter()
-        .filter(|&&d| d != primary)
-        .map(|&d| split(d))
-        .collect();
+    let alternatives = block.dividers.iter().filter(|&&d| d != primary).map(|&d| split(d)).collect();
     let search_lines = lines_with_endings(&search).count();
     let replace_lines = lines_with_endings(&replace).count();
     let summary = if search.trim().is_empty() {
@@ -295,55 +267,33 @@ fn finish(
     } else {
         format!("replace {search_lines} lines with {replace_lines}")
     };
-    let first = search
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .map(quote)
-        .unwrap_or_default();
+    let first = search.lines().find(|l| !l.trim().is_empty()).map(quote).unwrap_or_default();
     parsed.edits.push(ParsedEdit {
         path,
         related_paths: Vec::new(),
         span,
         summary,
-        op: Block {
-            number,
-            reply_line: block.marker_line as u32,
-            first,
-            search,
-            replace,
-            alternatives,
-        },
+        op: Block { number, reply_line: block.marker_line as u32, first, search, replace, alternatives },
     });
 }
 
-fn unterminated(
-    parsed: &mut Parsed<Block>,
-    map: &SourceMap,
-    block: &Pending,
-    number: usize,
-    next: Option<usize>,
-) {
+fn unterminated(parsed: &mut Parsed<Block>, map: &SourceMap, block: &Pending, number: usize, next: Option<usize>) {
     let end = match next {
         Some(line) => map.line_start(line as u32),
         None => map.line_start(u32::MAX),
     };
-    let expected = if block.dividers.is_empty() {
-        "`=======` and then `>>>>>>> REPLACE`"
-    } else {
-        "`>>>>>>> REPLACE`"
-    };
+    let expected = if block.dividers.is_empty() { "`=======` and then `>>>>>>> REPLACE`" } else { "`>>>>>>> REPLACE`" };
     let place = match next {
         Some(line) => format!("before the next SEARCH marker at reply line {line}"),
         None => "before the end of the reply".to_string(),
     };
-    let path = block
-        .path
-        .as_deref()
-        .map(|p| format!(" for {p}"))
-        .unwrap_or_default();
+    let path = block.path.as_deref().map(|p| format!(" for {p}")).unwrap_or_default();
     parsed.diagnostics.push(
         Diagnostic::error(
-            format!("block {number}{path} at reply line {} is not terminated: expected {expected} {place}", block.marker_line),
+            format!(
+                "block {number}{path} at reply line {} is not terminated: expected {expected} {place}",
+                block.marker_line
+            ),
             Some(map.span(block.start, end)),
         )
         .with_hint("end every block with a `>>>>>>> REPLACE` line"),

@@ -31,10 +31,7 @@ fn block(path: &str, search: &str, replace: &str) -> String {
 
 #[test]
 fn applies_a_fenced_block() {
-    let (parsed, out) = apply(
-        &[("a.py", "x = 1\ny = 2\n")],
-        &block("a.py", "y = 2\n", "y = 3\n"),
-    );
+    let (parsed, out) = apply(&[("a.py", "x = 1\ny = 2\n")], &block("a.py", "y = 2\n", "y = 3\n"));
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
     assert_eq!(parsed.edits[0].summary, "replace 1 lines with 1");
     assert_eq!(written(&out, "a.py"), "x = 1\ny = 3\n");
@@ -44,14 +41,7 @@ fn applies_a_fenced_block() {
 
 #[test]
 fn path_decorations_and_carry_over() {
-    for before in [
-        "a/b.py",
-        "**a/b.py**",
-        "### `a/b.py`",
-        "`a/b.py`:",
-        "File: a/b.py",
-        "```python a/b.py",
-    ] {
+    for before in ["a/b.py", "**a/b.py**", "### `a/b.py`", "`a/b.py`:", "File: a/b.py", "```python a/b.py"] {
         let reply = if before.starts_with("```") {
             format!("{before}\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n")
         } else {
@@ -61,16 +51,10 @@ fn path_decorations_and_carry_over() {
         assert_eq!(parsed.edits.len(), 1, "{before}: {:?}", parsed.diagnostics);
         assert_eq!(parsed.edits[0].path, "a/b.py", "{before}");
     }
-    let reply = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n";
+    let reply =
+        "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n";
     let parsed = parse(reply);
-    assert_eq!(
-        parsed
-            .edits
-            .iter()
-            .map(|e| e.path.as_str())
-            .collect::<Vec<_>>(),
-        ["a.py", "a.py"]
-    );
+    assert_eq!(parsed.edits.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["a.py", "a.py"]);
 }
 
 #[test]
@@ -85,19 +69,12 @@ fn marker_variants() {
         let parsed = parse(&reply);
         assert_eq!(parsed.edits.len(), 1, "{s}: {:?}", parsed.diagnostics);
     }
-    assert!(
-        parse("a.py\n<<<< SEARCH\nx\n====\ny\n>>>> REPLACE\n")
-            .edits
-            .is_empty()
-    );
+    assert!(parse("a.py\n<<<< SEARCH\nx\n====\ny\n>>>> REPLACE\n").edits.is_empty());
 }
 
 #[test]
 fn shell_blocks_are_commands() {
-    let reply = format!(
-        "{}\nThen run:\n```bash\npytest -q\n```\n",
-        block("a.py", "x\n", "y\n")
-    );
+    let reply = format!("{}\nThen run:\n```bash\npytest -q\n```\n", block("a.py", "x\n", "y\n"));
     let parsed = parse(&reply);
     assert_eq!(parsed.edits.len(), 1);
     assert_eq!(parsed.commands.len(), 1);
@@ -109,29 +86,14 @@ fn unterminated_and_missing_divider_are_malformed_with_reply_lines() {
     let parsed = parse("a.py\n<<<<<<< SEARCH\nx\n=======\ny\n");
     assert!(parsed.edits.is_empty());
     let message = &parsed.diagnostics[0].message;
-    assert!(
-        message.contains("reply line 2") && message.contains(">>>>>>> REPLACE"),
-        "{message}"
-    );
+    assert!(message.contains("reply line 2") && message.contains(">>>>>>> REPLACE"), "{message}");
     let parsed = parse("a.py\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n");
-    assert!(
-        parsed.diagnostics[0].message.contains("`=======`"),
-        "{:?}",
-        parsed.diagnostics
-    );
+    assert!(parsed.diagnostics[0].message.contains("`=======`"), "{:?}", parsed.diagnostics);
     let parsed = parse("<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n");
     assert!(parsed.diagnostics[0].message.contains("names no file"));
-    let parsed = parse(
-        "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n",
-    );
+    let parsed = parse("a.py\n<<<<<<< SEARCH\nx\n=======\ny\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE\n");
     assert_eq!(parsed.edits.len(), 1);
-    assert!(
-        parsed.diagnostics[0]
-            .message
-            .contains("next SEARCH marker at reply line 6"),
-        "{:?}",
-        parsed.diagnostics
-    );
+    assert!(parsed.diagnostics[0].message.contains("next SEARCH marker at reply line 6"), "{:?}", parsed.diagnostics);
 }
 
 #[test]
@@ -140,10 +102,7 @@ fn divider_line_inside_content() {
     let reply = "README.md\n<<<<<<< SEARCH\nTitle\n=======\n=======\nBetter title\n=============\n>>>>>>> REPLACE\n";
     let (parsed, out) = apply(&[("README.md", file)], reply);
     assert!(parsed.diagnostics.is_empty());
-    assert_eq!(
-        written(&out, "README.md"),
-        "Better title\n=============\n\ntext\n"
-    );
+    assert_eq!(written(&out, "README.md"), "Better title\n=============\n\ntext\n");
     let reply = "README.md\n<<<<<<< SEARCH\nTitle\n=======\n=======\nTitle\n=======\nmore\n>>>>>>> REPLACE\n";
     let (_, out) = apply(&[("README.md", file)], reply);
     assert_eq!(written(&out, "README.md"), "Title\n=======\nmore\n\ntext\n");
@@ -166,62 +125,29 @@ fn empty_search_creates_and_appends() {
 
 #[test]
 fn blocks_apply_in_order() {
-    let reply = format!(
-        "{}{}",
-        block("a.py", "x = 1\n", "x = 2\n"),
-        block("a.py", "x = 2\n", "x = 3\n")
-    );
+    let reply = format!("{}{}", block("a.py", "x = 1\n", "x = 2\n"), block("a.py", "x = 2\n", "x = 3\n"));
     let (_, out) = apply(&[("a.py", "x = 1\n")], &reply);
     assert_eq!(written(&out, "a.py"), "x = 3\n");
 }
 
 #[test]
 fn ambiguous_and_missing_blocks_fail_with_hints() {
-    let (_, out) = apply(
-        &[("a.py", "f()\ng()\nf()\n")],
-        &block("a.py", "f()\n", "h()\n"),
-    );
+    let (_, out) = apply(&[("a.py", "f()\ng()\nf()\n")], &block("a.py", "f()\n", "h()\n"));
     assert_eq!(out.outcomes[0].kind, Some(FailureKind::Ambiguous));
-    assert!(
-        out.outcomes[0].message.contains("lines 1, 3"),
-        "{}",
-        out.outcomes[0].message
-    );
+    assert!(out.outcomes[0].message.contains("lines 1, 3"), "{}", out.outcomes[0].message);
     assert!(out.changes.is_empty());
-    let (_, out) = apply(
-        &[("a.py", "def f():\n    return 1\n")],
-        &block("a.py", "def f():\n    return 2\n", "x\n"),
-    );
+    let (_, out) = apply(&[("a.py", "def f():\n    return 1\n")], &block("a.py", "def f():\n    return 2\n", "x\n"));
     let outcome = &out.outcomes[0];
     assert_eq!(outcome.kind, Some(FailureKind::NotFound));
-    assert!(
-        outcome
-            .message
-            .starts_with("block 1 (reply line 3, `def f():`) on a.py"),
-        "{}",
-        outcome.message
-    );
-    assert!(
-        outcome.hint.as_deref().unwrap().contains("1| def f():"),
-        "{:?}",
-        outcome.hint
-    );
+    assert!(outcome.message.starts_with("block 1 (reply line 3, `def f():`) on a.py"), "{}", outcome.message);
+    assert!(outcome.hint.as_deref().unwrap().contains("1| def f():"), "{:?}", outcome.hint);
 }
 
 #[test]
 fn retries_on_the_one_other_file_that_matches() {
-    let files = [
-        ("a.py", "nothing here\n"),
-        ("b.py", "target = 1\n"),
-        ("c.py", "other = 2\n"),
-    ];
+    let files = [("a.py", "nothing here\n"), ("b.py", "target = 1\n"), ("c.py", "other = 2\n")];
     let (_, out) = apply(&files, &block("a.py", "target = 1\n", "target = 2\n"));
-    assert_eq!(
-        out.outcomes[0].status,
-        EditStatus::Applied,
-        "{:?}",
-        out.outcomes[0]
-    );
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{:?}", out.outcomes[0]);
     assert_eq!(out.outcomes[0].applied_path.as_deref(), Some("b.py"));
     assert_eq!(written(&out, "b.py"), "target = 2\n");
     let files = [("a.py", "nothing\n"), ("b.py", "t\n"), ("c.py", "t\n")];
@@ -238,18 +164,9 @@ fn detect_scores_blocks_even_in_diff_fences() {
 
 #[test]
 fn lint_finds_leftover_markers() {
-    let file = File::new(
-        "a.py",
-        "x\n<<<<<<< SEARCH\ny\n=======\nz\n>>>>>>> REPLACE\n",
-    );
+    let file = File::new("a.py", "x\n<<<<<<< SEARCH\ny\n=======\nz\n>>>>>>> REPLACE\n");
     let found = Plugin::lint(&EditBlock, &file);
-    assert_eq!(
-        found
-            .iter()
-            .map(|d| d.lines.unwrap().start)
-            .collect::<Vec<_>>(),
-        [2, 4, 6]
-    );
+    assert_eq!(found.iter().map(|d| d.lines.unwrap().start).collect::<Vec<_>>(), [2, 4, 6]);
     assert!(Plugin::lint(&EditBlock, &File::new("r.md", "Title\n=======\n")).is_empty());
 }
 
@@ -266,16 +183,10 @@ fn instructions_example_applies() {
 fn fuzzy_is_an_option() {
     let reply = block("a.py", "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n");
     let parsed = parse(&reply);
-    let files = vec![File::new(
-        "a.py",
-        "alpha = compute(1, 2)\nbeta = other(3)\n",
-    )];
+    let files = vec![File::new("a.py", "alpha = compute(1, 2)\nbeta = other(3)\n")];
     let off = Plugin::apply(&EditBlock, files.clone(), &parsed.edits, &[]).unwrap();
     assert_eq!(off.outcomes[0].status, EditStatus::Failed);
-    let on = OptionValue {
-        key: "fuzzy".into(),
-        value: "0.8".into(),
-    };
+    let on = OptionValue { key: "fuzzy".into(), value: "0.8".into() };
     let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[on]).unwrap();
     assert_eq!(out.outcomes[0].status, EditStatus::Applied);
 }
@@ -339,25 +250,17 @@ fn spans_point_at_the_block_in_the_reply() {
 
 #[test]
 fn applied_blocks_say_which_and_where() {
-    let reply = format!(
-        "{}{}",
-        block("a.py", "a\n", "A\n"),
-        block("a.py", "missing\n", "B\n")
-    );
+    let reply = format!("{}{}", block("a.py", "a\n", "A\n"), block("a.py", "missing\n", "B\n"));
     let (_, out) = apply(&[("a.py", "a\nb\n")], &reply);
     assert_eq!(out.outcomes[0].status, EditStatus::Applied);
     assert!(
-        out.outcomes[0]
-            .message
-            .starts_with("block 1 (reply line 3, `a`): replaced lines 1-1 of a.py"),
+        out.outcomes[0].message.starts_with("block 1 (reply line 3, `a`): replaced lines 1-1 of a.py"),
         "{}",
         out.outcomes[0].message
     );
     assert_eq!(out.outcomes[1].status, EditStatus::Failed);
     assert!(
-        out.outcomes[1]
-            .message
-            .starts_with("block 2 (reply line 11, `missing`) on a.py"),
+        out.outcomes[1].message.starts_with("block 2 (reply line 11, `missing`) on a.py"),
         "{}",
         out.outcomes[1].message
     );

@@ -29,13 +29,8 @@ fn read_tree(dir: &Path) -> BTreeMap<String, String> {
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let content =
-                    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                let content = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 out.insert(rel, content);
             }
         }
@@ -56,16 +51,7 @@ fn run(
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .map(|d| {
-            format!(
-                "malformed: {}{}",
-                d.message,
-                d.hint
-                    .as_deref()
-                    .map(|h| format!("\n{h}"))
-                    .unwrap_or_default()
-            )
-        })
+        .map(|d| format!("malformed: {}{}", d.message, d.hint.as_deref().map(|h| format!("\n{h}")).unwrap_or_default()))
         .collect();
     if !errors.is_empty() {
         return Err(errors.join("\n"));
@@ -74,20 +60,12 @@ fn run(
         return Err("no edits found in the reply".into());
     }
     let mut wanted: Vec<&String> = Vec::new();
-    for path in parsed
-        .edits
-        .iter()
-        .flat_map(|e| std::iter::once(&e.path).chain(&e.related_paths))
-        .chain(candidates)
-    {
+    for path in parsed.edits.iter().flat_map(|e| std::iter::once(&e.path).chain(&e.related_paths)).chain(candidates) {
         if !wanted.contains(&path) {
             wanted.push(path);
         }
     }
-    let files = wanted
-        .iter()
-        .filter_map(|p| input.get(*p).map(|c| File::new(p.as_str(), c.as_str())))
-        .collect();
+    let files = wanted.iter().filter_map(|p| input.get(*p).map(|c| File::new(p.as_str(), c.as_str()))).collect();
     let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[])?;
     let failures: Vec<String> = out
         .outcomes
@@ -95,14 +73,7 @@ fn run(
         .filter(|o| o.status == EditStatus::Failed)
         .map(|o| {
             let kind = o.kind.map(|k| k.as_str()).unwrap_or("failed");
-            format!(
-                "{kind}: {}{}",
-                o.message,
-                o.hint
-                    .as_deref()
-                    .map(|h| format!("\n{h}"))
-                    .unwrap_or_default()
-            )
+            format!("{kind}: {}{}", o.message, o.hint.as_deref().map(|h| format!("\n{h}")).unwrap_or_default())
         })
         .collect();
     if !failures.is_empty() {
@@ -146,11 +117,7 @@ fn check_case(dir: &Path) -> Result<(), String> {
     match (result, expected_error) {
         (Err(failure), Some(want)) => {
             let want = want.trim();
-            if failure.contains(want) {
-                Ok(())
-            } else {
-                Err(format!("failed, but without {want:?}:\n{failure}"))
-            }
+            if failure.contains(want) { Ok(()) } else { Err(format!("failed, but without {want:?}:\n{failure}")) }
         }
         (Ok(_), Some(want)) => Err(format!("applied, but it must fail with {:?}", want.trim())),
         (Err(failure), None) => Err(format!("failed:\n{failure}")),
@@ -163,9 +130,7 @@ fn check_case(dir: &Path) -> Result<(), String> {
             for (path, want) in &expected {
                 match after.get(path) {
                     Some(got) if got == want => {}
-                    Some(got) => problems.push(format!(
-                        "{path} differs:\n--- want\n{want:?}\n--- got\n{got:?}"
-                    )),
+                    Some(got) => problems.push(format!("{path} differs:\n--- want\n{want:?}\n--- got\n{got:?}")),
                     None => problems.push(format!("{path} is missing")),
                 }
             }
@@ -174,47 +139,23 @@ fn check_case(dir: &Path) -> Result<(), String> {
                     problems.push(format!("{path} changed but is not in expected/: {got:?}"));
                 }
             }
-            if problems.is_empty() {
-                Ok(())
-            } else {
-                Err(problems.join("\n"))
-            }
+            if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
         }
     }
 }
 
 #[test]
 fn corpus() {
-    let mut cases: Vec<PathBuf> = fs::read_dir(corpus_dir())
-        .expect("corpus dir")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
+    let mut cases: Vec<PathBuf> =
+        fs::read_dir(corpus_dir()).expect("corpus dir").map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
     cases.sort();
-    assert!(
-        cases.len() >= 14,
-        "the corpus has only {} cases",
-        cases.len()
-    );
+    assert!(cases.len() >= 14, "the corpus has only {} cases", cases.len());
     let mut failed = Vec::new();
     for case in &cases {
         if let Err(problem) = check_case(case) {
-            failed.push(format!(
-                "== {}\n{problem}",
-                case.file_name().unwrap().to_string_lossy()
-            ));
+            failed.push(format!("== {}\n{problem}", case.file_name().unwrap().to_string_lossy()));
         }
     }
-    println!(
-        "corpus: {}/{} cases pass",
-        cases.len() - failed.len(),
-        cases.len()
-    );
-    assert!(
-        failed.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failed.len(),
-        cases.len(),
-        failed.join("\n")
-    );
+    println!("corpus: {}/{} cases pass", cases.len() - failed.len(), cases.len());
+    assert!(failed.is_empty(), "{} of {} cases failed:\n{}", failed.len(), cases.len(), failed.join("\n"));
 }

@@ -7,7 +7,7 @@
 
 use agent_apply_sdk::elision::find_elisions;
 use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
-use agent_apply_sdk::paths::{path_from_info, path_before};
+use agent_apply_sdk::paths::{path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::lines_with_endings;
 use serde::{Deserialize, Serialize};

@@ -86,8 +86,12 @@ impl From<ConfigError> for CommandError {
 impl From<PluginError> for CommandError {
     fn from(error: PluginError) -> Self {
         let hint = match &error {
-            PluginError::Timeout { .. } => "raise `plugin-timeout-ms` under [limits] in .agent-apply.toml if the plugin needs longer, or report the plugin",
-            PluginError::OutOfMemory { .. } => "raise `plugin-memory-mib` under [limits] in .agent-apply.toml if the plugin needs more, or report the plugin",
+            PluginError::Timeout { .. } => {
+                "raise `plugin-timeout-ms` under [limits] in .agent-apply.toml if the plugin needs longer, or report the plugin"
+            }
+            PluginError::OutOfMemory { .. } => {
+                "raise `plugin-memory-mib` under [limits] in .agent-apply.toml if the plugin needs more, or report the plugin"
+            }
             PluginError::Contract { .. } => "rebuild the plugin against this version of agent-apply-sdk",
             _ => "this is a bug in the plugin; run with --verbose to see its output",
         };
@@ -104,18 +108,22 @@ impl From<RegistryError> for CommandError {
                 let valid = valid.join(", ");
                 CommandError::usage(error.to_string()).hint(format!("valid formats: {valid}, auto"))
             }
-            RegistryError::Tie { .. } => CommandError::usage(error.to_string()).hint("pass --format NAME to choose one"),
-            RegistryError::Unrecognised { .. } => CommandError::usage(error.to_string())
-                .hint("pass --format NAME; `git agent-apply formats` lists them"),
+            RegistryError::Tie { .. } => {
+                CommandError::usage(error.to_string()).hint("pass --format NAME to choose one")
+            }
+            RegistryError::Unrecognised { .. } => {
+                CommandError::usage(error.to_string()).hint("pass --format NAME; `git agent-apply formats` lists them")
+            }
             RegistryError::Shadows { ref name } => {
                 let name = name.clone();
                 CommandError::usage(error.to_string())
                     .hint(format!("rename [plugins.{name}], or add `shadow = true` to it to replace the built-in"))
             }
-            RegistryError::PluginFile { .. } => CommandError::usage(error.to_string()).hint("check [plugins] in .agent-apply.toml"),
-            RegistryError::BadModelEntry { .. } => {
-                CommandError::usage(error.to_string()).hint("fix [models] in .agent-apply.toml; `git agent-apply formats` lists formats")
+            RegistryError::PluginFile { .. } => {
+                CommandError::usage(error.to_string()).hint("check [plugins] in .agent-apply.toml")
             }
+            RegistryError::BadModelEntry { .. } => CommandError::usage(error.to_string())
+                .hint("fix [models] in .agent-apply.toml; `git agent-apply formats` lists formats"),
         }
     }
 }

@@ -60,8 +60,18 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
                 Source::Builtin => "builtin".to_string(),
                 Source::Config(path) => format!("config: {}", path.display()),
             };
-            let aliases = if row.aliases.is_empty() { String::new() } else { format!(" (or {})", row.aliases.join(", ")) };
-            println!("{}{aliases}  v{}  [{source}, {}]\n    {}", row.name, row.version, match row.kind { Kind::Wasm => "wasm", Kind::Native => "native" }, row.summary);
+            let aliases =
+                if row.aliases.is_empty() { String::new() } else { format!(" (or {})", row.aliases.join(", ")) };
+            println!(
+                "{}{aliases}  v{}  [{source}, {}]\n    {}",
+                row.name,
+                row.version,
+                match row.kind {
+                    Kind::Wasm => "wasm",
+                    Kind::Native => "native",
+                },
+                row.summary
+            );
         }
     }
     Ok(Exit::Ok)

@@ -172,9 +172,8 @@ fn repo_root(start: &Path) -> Result<PathBuf, CommandError> {
 /// The reply text: from a file, or stdin for `-` or no argument.
 pub fn read_reply(source: Option<&Path>) -> Result<String, CommandError> {
     let bytes = match source {
-        Some(path) if path != Path::new("-") => std::fs::read(path).map_err(|e| {
-            CommandError::usage(format!("cannot read the reply {}: {e}", path.display()))
-        })?,
+        Some(path) if path != Path::new("-") => std::fs::read(path)
+            .map_err(|e| CommandError::usage(format!("cannot read the reply {}: {e}", path.display())))?,
         _ => {
             let mut bytes = Vec::new();
             std::io::stdin()

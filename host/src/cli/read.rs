@@ -16,21 +16,23 @@ pub struct ReadArgs {
     format: String,
     /// Line ranges to show, e.g. `10-20,45-55` or `7` (default: the whole file).
     #[arg(long, value_name = "RANGES", value_parser = parse_ranges)]
-    lines: Option<Vec<LineRange>>,
+    lines: Option<LineRanges>,
 }
 
+/// The value of `--lines` (a newtype, so clap takes it as one value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineRanges(pub Vec<LineRange>);
+
 /// `10-20,45-55` → ranges; `7` is line 7 alone.
-pub fn parse_ranges(text: &str) -> Result<Vec<LineRange>, String> {
+pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
     text.split(',')
         .map(|part| {
             let part = part.trim();
             let (start, end) = part.split_once('-').unwrap_or((part, part));
             let number = |s: &str| {
-                s.trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("`{part}` is not a line range; write START-END with 1-based line numbers, e.g. 10-20"))
+                s.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("`{part}` is not a line range; write START-END with 1-based line numbers, e.g. 10-20")
+                })
             };
             let (start, end) = (number(start)?, number(end)?);
             if end < start {
@@ -38,7 +40,8 @@ pub fn parse_ranges(text: &str) -> Result<Vec<LineRange>, String> {
             }
             Ok(LineRange::new(start, end))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(LineRanges)
 }
 
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
@@ -57,9 +60,9 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     let file = File { path, content };
     let mut instance = context.registry.instantiate(&entry)?;
     let options = format_options(&context.config, &entry.name, None);
-    let view = instance
-        .render(&file, args.lines.as_deref().unwrap_or(&[]), &options)?
-        .map_err(|message| CommandError::usage(format!("format '{}' cannot render {}: {message}", entry.name, file.path)))?;
+    let view = instance.render(&file, args.lines.as_ref().map_or(&[][..], |r| &r.0), &options)?.map_err(|message| {
+        CommandError::usage(format!("format '{}' cannot render {}: {message}", entry.name, file.path))
+    })?;
     print!("{view}");
     Ok(Exit::Ok)
 }
@@ -70,8 +73,8 @@ mod tests {
 
     #[test]
     fn ranges() {
-        assert_eq!(parse_ranges("10-20,45-55").unwrap(), vec![LineRange::new(10, 20), LineRange::new(45, 55)]);
-        assert_eq!(parse_ranges("7").unwrap(), vec![LineRange::new(7, 7)]);
+        assert_eq!(parse_ranges("10-20,45-55").unwrap().0, vec![LineRange::new(10, 20), LineRange::new(45, 55)]);
+        assert_eq!(parse_ranges("7").unwrap().0, vec![LineRange::new(7, 7)]);
         assert!(parse_ranges("0-3").is_err());
         assert!(parse_ranges("9-3").unwrap_err().contains("ends before"));
         assert!(parse_ranges("a-b").unwrap_err().contains("START-END"));

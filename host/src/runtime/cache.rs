@@ -45,7 +45,9 @@ impl ComponentCache {
     pub fn default_location() -> Self {
         match std::env::var_os("AGENT_APPLY_CACHE_DIR") {
             Some(dir) => ComponentCache::at(dir),
-            None => dirs::cache_dir().map_or_else(ComponentCache::disabled, |d| ComponentCache::at(d.join("agent-apply").join("components"))),
+            None => dirs::cache_dir().map_or_else(ComponentCache::disabled, |d| {
+                ComponentCache::at(d.join("agent-apply").join("components"))
+            }),
         }
     }
 

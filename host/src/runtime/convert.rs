@@ -102,7 +102,9 @@ pub fn apply_output(out: wit::ApplyOutput) -> sdk::ApplyOutput {
             .map(|c| match c {
                 wit::Change::Write(f) => sdk::Change::Write(file(f)),
                 wit::Change::Delete(path) => sdk::Change::Delete(path),
-                wit::Change::Rename(r) => sdk::Change::Rename(sdk::Renamed { from: r.from, to: r.to, content: r.content }),
+                wit::Change::Rename(r) => {
+                    sdk::Change::Rename(sdk::Renamed { from: r.from, to: r.to, content: r.content })
+                }
             })
             .collect(),
         outcomes: out

@@ -5,7 +5,7 @@
 mod cache;
 mod convert;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_apply_sdk::types as sdk;
@@ -132,6 +132,9 @@ pub struct Runtime {
     linker: Arc<Linker<PluginState>>,
     cache: ComponentCache,
     limits: Limits,
+    /// Whether the deadline clock runs. Its thread watches this `Arc` and
+    /// stops once every clone of the runtime is gone.
+    clock: Arc<Mutex<bool>>,
 }
 
 impl Runtime {
@@ -140,11 +143,12 @@ impl Runtime {
     pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
         let mut config = Config::new();
         config.wasm_component_model(true).epoch_interruption(true);
-        let engine = Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        let engine =
+            Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        Ok(Runtime { engine, linker: Arc::new(linker), cache, limits })
+        Ok(Runtime { engine, linker: Arc::new(linker), cache, limits, clock: Arc::new(Mutex::new(false)) })
     }
 
     /// The limits calls run under.
@@ -160,10 +164,10 @@ impl Runtime {
     /// Compile (or fetch from the cache) and link a plugin's component.
     /// `digest` is the hex sha256 of `wasm`.
     pub fn load(&self, name: &str, wasm: &[u8], digest: &str) -> Result<LoadedPlugin, PluginError> {
-        let component = self.cache.component(&self.engine, wasm, digest).map_err(|reason| PluginError::Load {
-            plugin: name.to_string(),
-            reason,
-        })?;
+        let component = self
+            .cache
+            .component(&self.engine, wasm, digest)
+            .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }
 
@@ -182,19 +186,22 @@ impl Runtime {
     }
 
     fn start_deadline_clock(&self) {
-        static STARTED: OnceLock<()> = OnceLock::new();
-        STARTED.get_or_init(|| {
-            let engine = self.engine.clone();
-            std::thread::Builder::new()
-                .name("agent-apply-epoch".into())
-                .spawn(move || {
-                    loop {
-                        std::thread::sleep(EPOCH_TICK);
-                        engine.increment_epoch();
-                    }
-                })
-                .expect("cannot start the plugin deadline clock");
-        });
+        let mut clock = self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *clock {
+            return;
+        }
+        let watch = Arc::downgrade(&self.clock);
+        let engine = self.engine.clone();
+        std::thread::Builder::new()
+            .name("agent-apply-epoch".into())
+            .spawn(move || {
+                while watch.strong_count() > 0 {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("cannot start the plugin deadline clock");
+        *clock = true;
     }
 }
 
@@ -235,8 +242,18 @@ impl LoadedPlugin {
         store.limiter(|state| &mut state.memory);
         self.runtime.start_deadline_clock();
         store.set_epoch_deadline(ticks(limits.timeout));
-        let bindings = self.pre.instantiate(&mut store).map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
-        Ok(PluginInstance { name: self.name.clone(), store, bindings, stderr, timeout: limits.timeout, poisoned: false })
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
+        Ok(PluginInstance {
+            name: self.name.clone(),
+            store,
+            bindings,
+            stderr,
+            timeout: limits.timeout,
+            poisoned: false,
+        })
     }
 }
 
@@ -255,7 +272,7 @@ fn classify(
     let plugin = plugin.to_string();
     let limits = store.data().memory.limit;
     if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
-            return PluginError::Timeout { plugin, call, limit: timeout };
+        return PluginError::Timeout { plugin, call, limit: timeout };
     }
     if store.data().memory.exceeded {
         return PluginError::OutOfMemory { plugin, call, limit: limits };

@@ -1,0 +1,6 @@
+def greet():
+    print("Hello!")
+
+
+if __name__ == "__main__":
+    greet()

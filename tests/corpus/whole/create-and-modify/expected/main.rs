@@ -1,0 +1,2 @@
+mod util;
+fn main() {}

@@ -1,0 +1,152 @@
+//! The real binary: formats, prompt, parse, read and apply --dry-run.
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::bin;
+
+fn json(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
+
+#[test]
+fn formats_json_lists_builtin_wasm_formats() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = bin().env("AGENT_APPLY_CACHE_DIR", cache.path()).args(["formats", "--json"]).assert().success();
+    let value = json(&out.get_output().stdout);
+    let whole = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "whole").expect("whole listed");
+    assert_eq!(whole["kind"], "wasm");
+    assert_eq!(whole["source"], "builtin");
+    assert_eq!(whole["aliases"][0], "whole-file");
+    assert!(value["models"].as_array().unwrap().iter().any(|m| m["pattern"] == "claude-*"));
+}
+
+#[test]
+fn prompt_prints_instructions_with_an_example() {
+    bin()
+        .args(["prompt", "whole"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("complete new contents").and(predicate::str::contains("For example:")));
+}
+
+#[test]
+fn unknown_format_lists_every_valid_one_and_exits_2() {
+    bin().args(["prompt", "nonsense"]).assert().code(2).stderr(
+        predicate::str::contains("unknown format 'nonsense'").and(
+            predicate::str::contains("valid formats: ")
+                .and(predicate::str::contains("whole (or whole-file, wholefile)")),
+        ),
+    );
+    let out = bin().args(["parse", "--json", "--format", "nonsense", "-"]).write_stdin("x").assert().code(2);
+    let value = json(&out.get_output().stdout);
+    assert_eq!(value["status"], "error");
+    assert!(value["error"]["hints"][0].as_str().unwrap().contains("whole"));
+}
+
+#[test]
+fn parse_reports_edits_and_reply_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["parse", "--format", "whole-file", "--json"])
+        .write_stdin("Intro\n\nsrc/a.py\n```python\nx = 1\n```\n")
+        .assert()
+        .success();
+    let value = json(&out.get_output().stdout);
+    assert_eq!(value["format"]["name"], "whole");
+    assert_eq!(value["format"]["by"], "flag");
+    assert_eq!(value["edits"][0]["path"], "src/a.py");
+    assert_eq!(value["edits"][0]["span"]["first_line"], 4);
+}
+
+#[test]
+fn auto_detection_picks_whole_for_named_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        bin().current_dir(dir.path()).args(["parse", "--json"]).write_stdin("a.txt\n```\nhi\n```\n").assert().success();
+    let value = json(&out.get_output().stdout);
+    assert_eq!(value["format"]["by"], "auto");
+}
+
+#[test]
+fn read_renders_ranges_with_gaps() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "1\n2\n3\n4\n5\n").unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["read", "--format", "whole", "f.txt", "--lines", "2,4-4"])
+        .assert()
+        .success()
+        .stdout("...\n2\n...\n4\n...\n");
+    bin()
+        .current_dir(dir.path())
+        .args(["read", "--format", "whole", "f.txt", "--lines", "4-2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("ends before it starts"));
+}
+
+#[test]
+fn dry_run_shows_the_diff_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "old\r\n").unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["apply", "--dry-run", "--format", "whole"])
+        .write_stdin("a.txt\n```\nnew\n```\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-old").and(predicate::str::contains("+new")));
+    assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"old\r\n");
+}
+
+#[test]
+fn dry_run_of_an_elided_reply_fails_with_a_reflection() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "a = 1\nb = 2\n").unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["--dry-run", "--json", "--format", "whole"])
+        .write_stdin("a.py\n```python\na = 2\n# ... rest of the file ...\n```\n")
+        .assert()
+        .code(1);
+    let value = json(&out.get_output().stdout);
+    assert_eq!(value["status"], "failed");
+    assert_eq!(value["edits"][0]["kind"], "forbidden");
+    assert!(value["reflection"].as_str().unwrap().contains("Edit 1 to a.py failed"));
+    assert!(value["files"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn paths_outside_the_repo_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["--dry-run", "--format", "whole"])
+        .write_stdin("../escape.txt\n```\nx\n```\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("leaves the repository"));
+}
+
+#[test]
+fn a_hostile_config_plugin_is_reported_and_the_host_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        format!("[plugins.hostile]\npath = {:?}\n[limits]\nplugin-timeout-ms = 200\n", crate::common::HOSTILE_WASM);
+    std::fs::write(dir.path().join(".agent-apply.toml"), config).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["parse", "--format", "hostile", "-"])
+        .write_stdin("loop")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("plugin 'hostile' ran past its time limit of 200 ms"));
+}
+
+#[test]
+fn completions_and_man_page() {
+    bin().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("git-agent-apply"));
+    bin().arg("man").assert().success().stdout(predicate::str::contains(".TH"));
+}
