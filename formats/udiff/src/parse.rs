@@ -1,0 +1,529 @@
+//! Reading unified diffs out of a model's reply: fenced (```` ```diff ````,
+//! ```` ```patch ````) or bare, with or without `---`/`+++` and `@@` headers,
+//! git extended headers, `/dev/null` creates and deletes, and
+//! `\ No newline at end of file` markers.
+
+use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
+use agent_apply_sdk::paths::{looks_like_path, normalize, path_before, path_from_info};
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+
+use crate::{FileKind, FilePatch, Hunk};
+
+/// Whether a fence's info string names a diff.
+fn is_diff_info(info: &str) -> bool {
+    let lang = info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    matches!(lang.as_str(), "diff" | "patch" | "udiff" | "git-diff" | "gitdiff")
+}
+
+/// Whether a line is a SEARCH/REPLACE marker (the editblock format's).
+pub(crate) fn is_block_marker(line: &str) -> bool {
+    let t = line.trim();
+    let run = |ch: char| t.chars().take_while(|&c| c == ch).count() >= 5;
+    (run('<') && t.trim_start_matches('<').trim().eq_ignore_ascii_case("SEARCH"))
+        || (run('>') && t.trim_start_matches('>').trim().eq_ignore_ascii_case("REPLACE"))
+}
+
+/// `@@ -a,b +c,d @@ ...`: the numbers, when the header has them.
+pub(crate) fn hunk_numbers(header: &str) -> Option<(u32, Option<u32>, u32, Option<u32>)> {
+    let rest = header.strip_prefix("@@")?.trim_start_matches('@').trim_start();
+    let mut words = rest.split_whitespace();
+    let old = words.next()?.strip_prefix('-')?;
+    let new = words.next()?.strip_prefix('+')?;
+    let pair = |s: &str| -> Option<(u32, Option<u32>)> {
+        match s.split_once(',') {
+            Some((a, b)) => Some((a.parse().ok()?, Some(b.parse().ok()?))),
+            None => Some((s.parse().ok()?, None)),
+        }
+    };
+    let (a, b) = pair(old)?;
+    let (c, d) = pair(new)?;
+    Some((a, b, c, d))
+}
+
+/// Whether a line looks like a hunk header with numbers: `@@ -12,3 +12,4 @@`.
+pub(crate) fn is_numbered_hunk_header(line: &str) -> bool {
+    line.starts_with("@@ -") && hunk_numbers(line).is_some()
+}
+
+/// Whether the remaining words of a header line are a timestamp
+/// (`2024-01-02 10:00:00.000 +0100`, `Mon Jan  1 10:00:00 2024`).
+fn is_timestamp(words: &[&str]) -> bool {
+    let Some(first) = words.first() else { return false };
+    let days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+    let starts_with_digit = first.chars().next().is_some_and(|c| c.is_ascii_digit());
+    (starts_with_digit && (first.contains('-') || first.contains(':') || first.contains('/')))
+        || days.contains(&first.to_ascii_lowercase().trim_end_matches(',')).then_some(()).is_some()
+}
+
+/// Undo C-style quoting of a git path: `"a/sp ace\t.txt"`.
+fn unquote(s: &str) -> Option<(String, &str)> {
+    let body = s.strip_prefix('"')?;
+    let mut out: Vec<u8> = Vec::new();
+    let mut chars = body.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some((String::from_utf8_lossy(&out).into_owned(), &body[i + 1..])),
+            '\\' => {
+                let (_, e) = chars.next()?;
+                match e {
+                    'n' => out.push(b'\n'),
+                    't' => out.push(b'\t'),
+                    '"' => out.push(b'"'),
+                    '\\' => out.push(b'\\'),
+                    '0'..='7' => {
+                        let mut value = e.to_digit(8)?;
+                        for _ in 0..2 {
+                            let (_, d) = chars.next()?;
+                            value = value * 8 + d.to_digit(8)?;
+                        }
+                        out.push(value as u8);
+                    }
+                    other => {
+                        let mut buf = [0; 4];
+                        out.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+                    }
+                }
+            }
+            other => {
+                let mut buf = [0; 4];
+                out.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    None
+}
+
+/// The path of a `---`/`+++` header (after the marker): `None` for
+/// `/dev/null`. Timestamps and a trailing tab-separated part are dropped.
+pub(crate) fn header_path(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let path = if let Some((path, _)) = unquote(raw) {
+        path
+    } else {
+        let raw = raw.split('\t').next().unwrap_or("").trim_end();
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        if words.len() > 1 && is_timestamp(&words[1..]) { words[0].to_string() } else { raw.to_string() }
+    };
+    if path == "/dev/null" || path.is_empty() { None } else { Some(path) }
+}
+
+/// The two paths of `diff --git a/x b/y`, prefixes kept.
+fn git_line_paths(rest: &str) -> (Option<String>, Option<String>) {
+    let rest = rest.trim();
+    if let Some((a, tail)) = unquote(rest) {
+        let b = tail.trim();
+        let b = unquote(b).map(|(p, _)| p).unwrap_or_else(|| b.to_string());
+        return (Some(a), Some(b));
+    }
+    // Prefer the split where both halves name the same file.
+    let bytes = rest.as_bytes();
+    let mut first = None;
+    for (i, _) in rest.match_indices(' ') {
+        let (a, b) = (&rest[..i], &rest[i + 1..]);
+        if first.is_none() && (b.starts_with("b/") || !a.starts_with("a/")) {
+            first = Some(i);
+        }
+        if a.len() > 2 && b.len() > 2 && a.get(2..) == b.get(2..) && bytes.len() > i {
+            return (Some(a.to_string()), Some(b.to_string()));
+        }
+    }
+    match first {
+        Some(i) => (Some(rest[..i].to_string()), Some(rest[i + 1..].to_string())),
+        None => (Some(rest.to_string()), Some(rest.to_string())),
+    }
+}
+
+/// One file section being read.
+#[derive(Default)]
+struct Section {
+    start_line: u32,
+    end_line: u32,
+    start: usize,
+    end: usize,
+    git: (Option<String>, Option<String>),
+    old: Option<Option<String>>,
+    new: Option<Option<String>>,
+    rename_from: Option<String>,
+    rename_to: Option<String>,
+    new_file: bool,
+    deleted_file: bool,
+    hunks: Vec<Hunk>,
+    /// The `---`/`+++` pair was read.
+    has_headers: bool,
+}
+
+/// A diff region of the reply: where it starts and how lenient to be.
+struct Region<'a> {
+    text: &'a str,
+    offset: usize,
+    fenced: bool,
+    fallback_path: Option<String>,
+}
+
+fn strip_prefix_pair(old: Option<String>, new: Option<String>) -> (Option<String>, Option<String>) {
+    let ok_old = old.as_deref().is_none_or(|p| p.starts_with("a/"));
+    let ok_new = new.as_deref().is_none_or(|p| p.starts_with("b/"));
+    if ok_old && ok_new && (old.is_some() || new.is_some()) {
+        (old.map(|p| p[2..].to_string()), new.map(|p| p[2..].to_string()))
+    } else {
+        (old, new)
+    }
+}
+
+fn clean(path: String) -> String {
+    normalize(path.trim())
+}
+
+impl Section {
+    fn finish(self, region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
+        let span = map.span(self.start, self.end.max(self.start));
+        let (mut old, mut new) = match (self.old.clone(), self.new.clone()) {
+            (Some(o), Some(n)) => strip_prefix_pair(o, n),
+            _ => {
+                let (a, b) = strip_prefix_pair(self.git.0.clone(), self.git.1.clone());
+                (a, b)
+            }
+        };
+        if self.new_file && self.old.is_none() {
+            old = None;
+        }
+        if self.deleted_file && self.new.is_none() {
+            new = None;
+        }
+        if let Some(from) = &self.rename_from {
+            old = Some(from.clone());
+        }
+        if let Some(to) = &self.rename_to {
+            new = Some(to.clone());
+        }
+        if old.is_none() && new.is_none() && !self.has_headers {
+            old = region.fallback_path.clone();
+            new = region.fallback_path.clone();
+        }
+        let old = old.map(clean);
+        let new = new.map(clean);
+        let (kind, path, related) = match (&old, &new) {
+            (None, None) => {
+                let message = if self.has_headers {
+                    "the diff's `---` and `+++` headers are both /dev/null".to_string()
+                } else {
+                    "the diff does not name the file it changes".to_string()
+                };
+                parsed.diagnostics.push(
+                    Diagnostic::error(format!("{message} (reply line {})", self.start_line), Some(span)).with_hint(
+                        "start each file's diff with `--- a/PATH` and `+++ b/PATH` lines, or put the path on the line before the fence",
+                    ),
+                );
+                return;
+            }
+            (None, Some(n)) => (FileKind::Create, n.clone(), vec![]),
+            (Some(o), None) => (FileKind::Delete, o.clone(), vec![]),
+            (Some(o), Some(n)) if o != n => (FileKind::Rename, o.clone(), vec![n.clone()]),
+            (Some(o), Some(_)) => (FileKind::Modify, o.clone(), vec![]),
+        };
+        let mut hunks = self.hunks;
+        for hunk in &mut hunks {
+            // Blank lines after a hunk are the reply's spacing, not context.
+            while hunk.lines.last().is_some_and(|l| l.starts_with('~') && l[1..].trim().is_empty()) {
+                hunk.lines.pop();
+            }
+        }
+        if kind == FileKind::Modify && hunks.is_empty() {
+            if !self.new_file && !self.deleted_file && self.git.0.is_some() {
+                parsed.diagnostics.push(Diagnostic::warning(
+                    format!(
+                        "the diff of {path} at reply line {} changes nothing this tool can apply (mode only)",
+                        self.start_line
+                    ),
+                    Some(span),
+                ));
+                return;
+            }
+            parsed.diagnostics.push(
+                Diagnostic::error(
+                    format!("the diff of {path} at reply line {} has no hunks", self.start_line),
+                    Some(span),
+                )
+                .with_hint(
+                    "after the `---`/`+++` headers, write `@@ ... @@` and the changed lines with `-`/`+`/space markers",
+                ),
+            );
+            return;
+        }
+        for hunk in &hunks {
+            if hunk.lines.is_empty() {
+                parsed.diagnostics.push(
+                    Diagnostic::error(
+                        format!("hunk {} of {path} at reply line {} is empty", hunk.number, hunk.reply_line),
+                        Some(span),
+                    )
+                    .with_hint("give each `@@` header the lines it changes, or remove it"),
+                );
+                return;
+            }
+        }
+        let n = hunks.len();
+        let plural = |n: usize| if n == 1 { "1 hunk".to_string() } else { format!("{n} hunks") };
+        let summary = match kind {
+            FileKind::Create => format!("create {path}"),
+            FileKind::Delete => format!("delete {path}"),
+            FileKind::Rename if n == 0 => format!("rename {path} to {}", related[0]),
+            FileKind::Rename => format!("rename {path} to {} ({})", related[0], plural(n)),
+            FileKind::Modify => format!("change {path} ({})", plural(n)),
+        };
+        let _ = region.fenced;
+        parsed.edits.push(ParsedEdit {
+            path: path.clone(),
+            related_paths: related.clone(),
+            span,
+            summary,
+            op: FilePatch {
+                kind,
+                path,
+                to: related.into_iter().next(),
+                reply_line: self.start_line,
+                end_line: self.end_line,
+                hunks,
+            },
+        });
+    }
+}
+
+fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
+    let mut lines: Vec<(usize, &str)> = Vec::new();
+    let mut offset = region.offset;
+    for line in lines_with_endings(region.text) {
+        lines.push((offset, strip_ending(line)));
+        offset += line.len();
+    }
+    let mut section: Option<Section> = None;
+    let mut in_hunk = false;
+    // Whether the current hunk was closed by an unmarked prose line (bare text only).
+    let mut i = 0;
+    let start_section = |section: &mut Option<Section>, parsed: &mut Parsed<FilePatch>, at: usize| {
+        if let Some(done) = section.take() {
+            done.finish(region, map, parsed);
+        }
+        *section = Some(Section { start_line: map.line_of(at), start: at, end: at, ..Section::default() });
+    };
+    while i < lines.len() {
+        let (at, line) = lines[i];
+        let line_no = map.line_of(at);
+        let next = lines.get(i + 1).map(|l| l.1);
+        let end_of_line = lines.get(i + 1).map_or(region.offset + region.text.len(), |l| l.0);
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            start_section(&mut section, parsed, at);
+            let s = section.as_mut().expect("started");
+            s.git = git_line_paths(rest);
+            s.end = end_of_line;
+            s.end_line = line_no;
+            in_hunk = false;
+            i += 1;
+            continue;
+        }
+        if line.starts_with("--- ") && next.is_some_and(|n| n.starts_with("+++ ")) {
+            let fresh = section.as_ref().is_none_or(|s| s.has_headers || !s.hunks.is_empty());
+            if fresh {
+                start_section(&mut section, parsed, at);
+            }
+            let s = section.as_mut().expect("started");
+            s.old = Some(header_path(&line[4..]));
+            s.new = Some(header_path(&next.expect("checked")[4..]));
+            s.has_headers = true;
+            s.end = lines.get(i + 2).map_or(region.offset + region.text.len(), |l| l.0);
+            s.end_line = line_no + 1;
+            in_hunk = false;
+            i += 2;
+            continue;
+        }
+        if line.starts_with("@@") {
+            if section.is_none() {
+                start_section(&mut section, parsed, at);
+            }
+            let s = section.as_mut().expect("started");
+            let numbers = hunk_numbers(line);
+            if numbers.is_none() && line.starts_with("@@ -") && line.len() > 4 && line.as_bytes()[4].is_ascii_digit() {
+                parsed.diagnostics.push(
+                    Diagnostic::warning(
+                        format!(
+                            "the hunk header at reply line {line_no} has unreadable line numbers; they are ignored"
+                        ),
+                        Some(map.span(at, end_of_line)),
+                    )
+                    .with_hint("write hunk headers as `@@ -OLD,COUNT +NEW,COUNT @@`, or as a bare `@@ @@`"),
+                );
+            }
+            s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, line, numbers));
+            s.end = end_of_line;
+            s.end_line = line_no;
+            in_hunk = true;
+            i += 1;
+            continue;
+        }
+        if let Some(s) = section.as_mut()
+            && s.hunks.is_empty()
+            && !in_hunk
+        {
+            let mut header = true;
+            if let Some(p) = line.strip_prefix("rename from ") {
+                s.rename_from = Some(p.trim().to_string());
+            } else if let Some(p) = line.strip_prefix("rename to ") {
+                s.rename_to = Some(p.trim().to_string());
+            } else if line.starts_with("new file mode") {
+                s.new_file = true;
+            } else if line.starts_with("deleted file mode") {
+                s.deleted_file = true;
+            } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+                parsed.diagnostics.push(
+                    Diagnostic::error(
+                        format!("reply line {line_no}: binary patches are not supported"),
+                        Some(map.span(at, end_of_line)),
+                    )
+                    .with_hint("change only text files with this format"),
+                );
+            } else if !(line.starts_with("similarity index")
+                || line.starts_with("dissimilarity index")
+                || line.starts_with("index ")
+                || line.starts_with("old mode")
+                || line.starts_with("new mode")
+                || line.starts_with("copy from ")
+                || line.starts_with("copy to "))
+            {
+                header = false;
+            }
+            if header {
+                s.end = end_of_line;
+                s.end_line = line_no;
+                i += 1;
+                continue;
+            }
+        }
+        // Hunk body lines.
+        let first = line.as_bytes().first().copied();
+        let marked = matches!(first, Some(b' ' | b'+' | b'-'));
+        let open_bare = !in_hunk
+            && marked
+            && (section.as_ref().is_some_and(|s| s.has_headers && s.hunks.is_empty())
+                || (region.fenced && section.is_none() && !line.starts_with("---") && !line.starts_with("+++")));
+        if open_bare {
+            if section.is_none() {
+                start_section(&mut section, parsed, at);
+            }
+            let s = section.as_mut().expect("started");
+            s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, "", None));
+            in_hunk = true;
+        }
+        if in_hunk {
+            let s = section.as_mut().expect("a hunk is open");
+            let hunk = s.hunks.last_mut().expect("a hunk is open");
+            match first {
+                Some(b'\\') => {
+                    // `\ No newline at end of file`: about the line before it.
+                    match hunk.lines.last().map(|l| l.as_bytes()[0]) {
+                        Some(b'-') => hunk.old_no_eol = true,
+                        Some(b'+') => hunk.new_no_eol = true,
+                        Some(_) => {
+                            hunk.old_no_eol = true;
+                            hunk.new_no_eol = true;
+                        }
+                        None => {
+                            parsed.diagnostics.push(
+                                Diagnostic::error(
+                                    format!("reply line {line_no}: `{}` before any line of the hunk", line.trim()),
+                                    Some(map.span(at, end_of_line)),
+                                )
+                                .with_hint(
+                                    "the `\\ No newline at end of file` marker goes right after the line it is about",
+                                ),
+                            );
+                        }
+                    }
+                }
+                Some(b' ' | b'+' | b'-') => hunk.lines.push(line.to_string()),
+                None => hunk.lines.push("~".to_string()),
+                Some(_) if region.fenced => hunk.lines.push(format!("~{line}")),
+                Some(_) => {
+                    // Bare text: an unmarked line ends the diff (prose after it).
+                    in_hunk = false;
+                    i += 1;
+                    continue;
+                }
+            }
+            s.end = end_of_line;
+            s.end_line = line_no;
+        }
+        i += 1;
+    }
+    if let Some(done) = section.take() {
+        done.finish(region, map, parsed);
+    }
+}
+
+/// Whether text reads as a diff at all.
+pub(crate) fn looks_like_diff(text: &str) -> bool {
+    let mut minus = false;
+    for line in lines_with_endings(text).map(strip_ending) {
+        if line.starts_with("@@") || line.starts_with("diff --git ") {
+            return true;
+        }
+        if line.starts_with("+++ ") && minus {
+            return true;
+        }
+        minus = line.starts_with("--- ");
+    }
+    false
+}
+
+pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
+    let map = SourceMap::new(reply);
+    let mut parsed = Parsed::default();
+    let blocks = fenced_blocks(reply);
+    let mut regions = Vec::new();
+    for block in &blocks {
+        if is_shell_info(block.info) {
+            let span = map.span(block.start, block.end);
+            parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
+            continue;
+        }
+        let has_markers = lines_with_endings(block.body).any(is_block_marker);
+        if has_markers {
+            continue;
+        }
+        if is_diff_info(block.info) || looks_like_diff(block.body) {
+            let fallback_path =
+                path_from_info(block.info).or_else(|| path_before(reply, block.start)).filter(|p| looks_like_path(p));
+            regions.push(Region {
+                text: block.body,
+                offset: block.body_start,
+                fenced: is_diff_info(block.info),
+                fallback_path,
+            });
+        }
+    }
+    if regions.is_empty() {
+        // A bare diff: the whole reply, outside any fence.
+        let mut text = String::with_capacity(reply.len());
+        let mut last = 0;
+        for block in &blocks {
+            text.push_str(&reply[last..block.start]);
+            // Keep offsets aligned: blank out fenced text, newlines kept.
+            text.extend(reply[block.start..block.end].bytes().map(|b| if b == b'\n' { '\n' } else { ' ' }));
+            last = block.end;
+        }
+        text.push_str(&reply[last..]);
+        let region = Region { text: &text, offset: 0, fenced: false, fallback_path: None };
+        parse_region(&region, &map, &mut parsed);
+    } else {
+        for region in &regions {
+            parse_region(region, &map, &mut parsed);
+        }
+    }
+    if parsed.edits.is_empty() && parsed.diagnostics.is_empty() {
+        parsed.diagnostics.push(Diagnostic::error("no unified diff found in the reply", None).with_hint(
+            "send changes as a unified diff in a ```diff fence: `--- a/PATH`, `+++ b/PATH`, then `@@ @@` hunks \
+                 whose lines start with ` ` (unchanged), `-` (removed) or `+` (added)",
+        ));
+    }
+    parsed
+}

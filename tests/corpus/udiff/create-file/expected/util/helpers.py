@@ -1,0 +1,3 @@
+def double(x):
+    return 2 * x
+

@@ -1,0 +1,2 @@
+print('old')
+print('bye')

@@ -1,0 +1,3 @@
+first = 1
+second = 2
+last = 3
