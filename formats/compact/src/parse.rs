@@ -1,0 +1,387 @@
+//! The compact grammar: headers (`path:START-END`), fenced blocks with a
+//! range in their info string (`lang:START:END`), and the replacement lines
+//! that follow either.
+
+use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
+use agent_apply_sdk::paths::{looks_like_path, normalize, path_before};
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+
+use crate::RangeEdit;
+
+/// A line range as the reply wrote it, already checked for shape
+/// (`start >= 1`, `end >= start - 1`), not yet against any file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Range {
+    pub start: u32,
+    pub end: u32,
+    /// The version tag after the range (`@3fa9c1`), lowercase, without `@`.
+    pub tag: Option<String>,
+}
+
+/// A `path:START-END` header line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub path: String,
+    pub range: Range,
+}
+
+/// Characters models put around a header line: markdown headings, bold,
+/// backticks, list bullets, a trailing colon.
+fn strip_decoration(line: &str) -> &str {
+    let line = line.trim();
+    let line = line.trim_start_matches(['#', '*', '>', '`']).trim_start();
+    let line = line.strip_prefix("- ").unwrap_or(line).trim_start_matches(['*', '`']);
+    line.trim_end_matches([':', '*', '`']).trim_end()
+}
+
+/// `@3fa9c1` → `3fa9c1`.
+fn tag_token(token: &str) -> Option<String> {
+    let hex = token.strip_prefix('@')?;
+    (4..=16).contains(&hex.len()).then_some(())?;
+    hex.chars().all(|c| c.is_ascii_hexdigit()).then(|| hex.to_ascii_lowercase())
+}
+
+fn number(text: &str) -> Result<u32, String> {
+    text.parse::<u32>().map_err(|_| format!("line number {text} is too large"))
+}
+
+/// Check the shape of `start`-`end`: 1-based, and an end before the start
+/// only by one (an insertion).
+fn shaped(start: u32, end: u32, written: &str) -> Result<(u32, u32), String> {
+    if start == 0 {
+        return Err(format!("`{written}`: line numbers start at 1 (to insert before the first line, write 1-0)"));
+    }
+    if end < start - 1 {
+        return Err(format!(
+            "`{written}` ends before it starts; to insert before line {start}, write {start}-{}",
+            start - 1
+        ));
+    }
+    Ok((start, end))
+}
+
+/// `10-15` or `10` (one line), digits only.
+fn dash_range(text: &str) -> Option<Result<(u32, u32), String>> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (a, b) = text.split_once('-').unwrap_or((text, text));
+    if !digits(a) || !digits(b) {
+        return None;
+    }
+    Some(number(a).and_then(|s| number(b).and_then(|e| shaped(s, e, text))))
+}
+
+/// The header a line is, if it is one: `path:START-END`, optionally
+/// decorated and optionally followed by a version tag (`@3fa9c1`). `Some(Err)`
+/// is a line shaped like a header whose range is unusable.
+pub fn header(line: &str) -> Option<Result<Header, String>> {
+    let core = strip_decoration(strip_ending(line));
+    let (core, tag) = match core.rsplit_once(char::is_whitespace) {
+        Some((rest, last)) => match tag_token(last) {
+            Some(tag) => (strip_decoration(rest), Some(tag)),
+            None => (core, None),
+        },
+        None => (core, None),
+    };
+    let (path, range) = core.rsplit_once(':')?;
+    let path = path.trim_end_matches('`');
+    if !looks_like_path(path) {
+        return None;
+    }
+    let range = dash_range(range)?;
+    Some(range.map(|(start, end)| Header { path: normalize(path), range: Range { start, end, tag } }))
+}
+
+/// What a fence's info string says about a range: `lang:START:END`,
+/// `START:END`, `lang:START-END`, or a whole `path:START-END` header, and a
+/// version tag token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InfoRange {
+    pub path: Option<String>,
+    pub range: Range,
+}
+
+pub fn info_range(info: &str) -> Option<Result<InfoRange, String>> {
+    let tokens: Vec<&str> = info.split_whitespace().collect();
+    let tag = tokens.iter().find_map(|t| tag_token(t));
+    for token in &tokens {
+        if let Some(found) = header(token) {
+            return Some(found.map(|h| InfoRange {
+                path: Some(h.path),
+                range: Range { tag: h.range.tag.or_else(|| tag.clone()), ..h.range },
+            }));
+        }
+        let parts: Vec<&str> = token.split(':').collect();
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let lang_ok = |s: &str| !s.contains(['.', '/', '\\']);
+        let found = match parts.as_slice() {
+            [a, b] if digits(a) && digits(b) => {
+                Some(number(a).and_then(|s| number(b).and_then(|e| shaped(s, e, token))))
+            }
+            [lang, a, b] if lang_ok(lang) && digits(a) && digits(b) => {
+                Some(number(a).and_then(|s| number(b).and_then(|e| shaped(s, e, token))))
+            }
+            [lang, range] if lang_ok(lang) && range.contains('-') => dash_range(range),
+            _ => None,
+        };
+        if let Some(found) = found {
+            return Some(found.map(|(start, end)| InfoRange { path: None, range: Range { start, end, tag } }));
+        }
+    }
+    None
+}
+
+/// One line of the reply: byte offset and text with its ending.
+struct Line<'a> {
+    offset: usize,
+    text: &'a str,
+}
+
+fn is_blank(line: &str) -> bool {
+    line.trim().is_empty()
+}
+
+/// The replacement lines of a body, without endings.
+fn body_lines(body: &str) -> Vec<String> {
+    lines_with_endings(body).map(|l| strip_ending(l).to_string()).collect()
+}
+
+fn summary(range: &Range, count: usize) -> String {
+    let (s, e) = (range.start, range.end);
+    let lines = |n: usize| if n == 1 { "1 line".to_string() } else { format!("{n} lines") };
+    let which = if s == e { format!("line {s}") } else { format!("lines {s}-{e}") };
+    match (e < s, count) {
+        (true, n) => format!("insert {} before line {s}", lines(n)),
+        (false, 0) => format!("delete {which}"),
+        (false, n) => format!("replace {which} with {}", lines(n)),
+    }
+}
+
+struct Builder<'a> {
+    reply: &'a str,
+    map: SourceMap,
+    parsed: Parsed<RangeEdit>,
+}
+
+impl Builder<'_> {
+    fn push(&mut self, path: String, range: Range, lines: Vec<String>, start: usize, end: usize) {
+        let span = self.map.span(start, end);
+        let number = self.parsed.edits.len() + 1;
+        self.parsed.edits.push(ParsedEdit {
+            path,
+            related_paths: Vec::new(),
+            span,
+            summary: summary(&range, lines.len()),
+            op: RangeEdit {
+                number,
+                reply_line: span.first_line,
+                start: range.start,
+                end: range.end,
+                tag: range.tag,
+                lines,
+            },
+        });
+    }
+
+    fn error(&mut self, message: String, hint: &str, start: usize, end: usize) {
+        let span = self.map.span(start, end);
+        self.parsed.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(hint));
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        self.map.line_of(offset)
+    }
+
+    fn text(&self, start: usize, end: usize) -> &str {
+        &self.reply[start..end]
+    }
+}
+
+/// Parse a reply. `edit_file` is the edit-mode file (option `file`), for
+/// range blocks that name no file.
+pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
+    let mut b = Builder { reply, map: SourceMap::new(reply), parsed: Parsed::default() };
+    let blocks = fenced_blocks(reply);
+    let mut lines = Vec::new();
+    let mut offset = 0;
+    for text in lines_with_endings(reply) {
+        lines.push(Line { offset, text });
+        offset += text.len();
+    }
+    let block_at = |offset: usize| blocks.iter().find(|f| f.start == offset);
+    // Index of the first line at or after byte `offset`.
+    let line_index = |offset: usize| lines.partition_point(|l| l.offset < offset);
+    let mut i = 0;
+    while i < lines.len() {
+        let line = &lines[i];
+        if let Some(block) = block_at(line.offset) {
+            standalone_block(&mut b, block, edit_file);
+            i = line_index(block.end);
+            continue;
+        }
+        let Some(found) = header(line.text) else {
+            i += 1;
+            continue;
+        };
+        let header_line = b.line_of(line.offset);
+        // Fenced form: blank lines, then an opening fence.
+        let mut j = i + 1;
+        while j < lines.len() && is_blank(lines[j].text) && block_at(lines[j].offset).is_none() {
+            j += 1;
+        }
+        if let Some(block) = lines.get(j).and_then(|l| block_at(l.offset)) {
+            i = line_index(block.end);
+            let header = match found {
+                Ok(header) => header,
+                Err(message) => {
+                    let hint = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
+                    b.error(format!("reply line {header_line}: {message}"), hint, line.offset, block.end);
+                    continue;
+                }
+            };
+            fenced_with_header(&mut b, header, line.offset, block);
+            continue;
+        }
+        // Legacy form: the lines right after the header, up to a blank line.
+        let mut k = i + 1;
+        while k < lines.len()
+            && !is_blank(lines[k].text)
+            && header(lines[k].text).is_none()
+            && block_at(lines[k].offset).is_none()
+        {
+            k += 1;
+        }
+        let body_end = lines.get(k).map_or(reply.len(), |l| l.offset);
+        let body_start = lines.get(i + 1).map_or(reply.len(), |l| l.offset).min(body_end);
+        let start = line.offset;
+        i = k;
+        match found {
+            Ok(header) => {
+                let body = body_lines(b.text(body_start, body_end));
+                if body.is_empty() && header.range.end >= header.range.start {
+                    let note = Diagnostic {
+                        severity: Severity::Note,
+                        ..Diagnostic::error(
+                            format!(
+                                "reply line {header_line}: `{}` has no replacement lines, so it deletes them",
+                                strip_ending(line.text).trim()
+                            ),
+                            Some(b.map.span(start, body_start)),
+                        )
+                    };
+                    b.parsed.diagnostics.push(note);
+                }
+                let end = if body_end > body_start { body_end } else { body_start };
+                b.push(header.path, header.range, body, start, end);
+            }
+            Err(message) => {
+                let hint = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
+                b.error(format!("reply line {header_line}: {message}"), hint, start, body_end.max(body_start));
+            }
+        }
+    }
+    b.parsed
+}
+
+fn fenced_with_header(b: &mut Builder<'_>, header: Header, start: usize, block: &Fence<'_>) {
+    let header_line = b.line_of(start);
+    if !block.closed {
+        let message = format!(
+            "reply line {header_line}: the code block for `{}:{}-{}` is never closed",
+            header.path, header.range.start, header.range.end
+        );
+        b.error(message, "end the replacement lines with a closing fence line (```)", start, block.end);
+        return;
+    }
+    let mut range = header.range;
+    if let Some(Ok(info)) = info_range(block.info) {
+        let (s, e) = (info.range.start, info.range.end);
+        if (s, e) != (range.start, range.end) || info.path.as_ref().is_some_and(|p| *p != header.path) {
+            let message = format!(
+                "reply line {header_line}: the header says {}:{}-{} but the code block's info string says `{}`",
+                header.path, range.start, range.end, block.info
+            );
+            b.error(message, "give the range once, on the header line", start, block.end);
+            return;
+        }
+        range.tag = range.tag.or(info.range.tag);
+    }
+    b.push(header.path, range, body_lines(block.body), start, block.end);
+}
+
+fn standalone_block(b: &mut Builder<'_>, block: &Fence<'_>, edit_file: Option<&str>) {
+    let reply_line = b.line_of(block.start);
+    match info_range(block.info) {
+        Some(Ok(info)) => {
+            if !block.closed {
+                let message = format!("reply line {reply_line}: the code block `{}` is never closed", block.info);
+                b.error(message, "end the replacement lines with a closing fence line (```)", block.start, block.end);
+                return;
+            }
+            let path = info.path.or_else(|| path_before(b.reply, block.start)).or_else(|| edit_file.map(normalize));
+            let Some(path) = path else {
+                let message = format!(
+                    "reply line {reply_line}: the code block `{}` gives lines but no file to apply them to",
+                    block.info
+                );
+                let hint = "put the file's path alone on the line before the block, or write the header \
+                            `path:START-END` instead (or pass --file PATH)";
+                b.error(message, hint, block.start, block.end);
+                return;
+            };
+            b.push(path, info.range, body_lines(block.body), block.start, block.end);
+        }
+        Some(Err(message)) => {
+            let hint = "write the info string as `lang:START:END` (1-based, inclusive; START:(START-1) inserts)";
+            b.error(format!("reply line {reply_line}: {message}"), hint, block.start, block.end);
+        }
+        None if is_shell_info(block.info) => {
+            let span = b.map.span(block.start, block.end);
+            b.parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
+        }
+        None => {
+            let span = b.map.span(block.start, block.end);
+            b.parsed.diagnostics.push(
+                Diagnostic::warning(
+                    format!("reply line {reply_line}: this code block names no line range, so it was not applied"),
+                    Some(span),
+                )
+                .with_hint("put a header `path:START-END` on the line before it to make it an edit"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_shapes() {
+        let h = |line: &str| header(line).map(|r| r.map(|h| (h.path, h.range.start, h.range.end, h.range.tag)));
+        assert_eq!(h("src/a.py:10-15"), Some(Ok(("src/a.py".into(), 10, 15, None))));
+        assert_eq!(h("### `src/a.py:10-15`"), Some(Ok(("src/a.py".into(), 10, 15, None))));
+        assert_eq!(h("**./src/a.py:7**"), Some(Ok(("src/a.py".into(), 7, 7, None))));
+        assert_eq!(h("src/a.py:5-4 @3FA9c1"), Some(Ok(("src/a.py".into(), 5, 4, Some("3fa9c1".into())))));
+        assert_eq!(h("Makefile:1-0:"), Some(Ok(("Makefile".into(), 1, 0, None))));
+        assert!(matches!(h("src/a.py:15-10"), Some(Err(m)) if m.contains("ends before it starts")));
+        assert!(matches!(h("src/a.py:0-3"), Some(Err(m)) if m.contains("start at 1")));
+        assert!(matches!(h("src/a.py:99999999999-1"), Some(Err(m)) if m.contains("too large")));
+        for prose in ["see src/a.py:10-15 for details", "a.py", "http://x.io:80-90", "time: 10-15", "x:10-15"] {
+            assert_eq!(h(prose), None, "{prose}");
+        }
+    }
+
+    #[test]
+    fn info_shapes() {
+        let r = |info: &str| info_range(info).map(|r| r.map(|i| (i.path, i.range.start, i.range.end)));
+        assert_eq!(r("python:10:15"), Some(Ok((None, 10, 15))));
+        assert_eq!(r("10:15"), Some(Ok((None, 10, 15))));
+        assert_eq!(r("rust:3-4"), Some(Ok((None, 3, 4))));
+        assert_eq!(r("rust src/lib.rs:3-4"), Some(Ok((Some("src/lib.rs".into()), 3, 4))));
+        assert_eq!(r("python"), None);
+        assert_eq!(r("python:main.py"), None);
+        assert!(matches!(r("py:9:3"), Some(Err(_))));
+        assert_eq!(info_range("py:3:4 @abcdef").unwrap().unwrap().range.tag.as_deref(), Some("abcdef"));
+    }
+}
