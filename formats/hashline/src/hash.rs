@@ -1,0 +1,99 @@
+//! Line hashes and the `LINE:HASH|content` view.
+//!
+//! A line's hash is xxHash32 (seed 0) of its UTF-8 text with the line ending
+//! and every whitespace character removed, as oh-my-pi's published hashline
+//! tools compute it. Shown with `n` hex digits it is the hash modulo `16^n`:
+//! the last `n` digits of the full 8-digit value, so the default 2 digits are
+//! the hash modulo 256.
+
+use xxhash_rust::xxh32::xxh32;
+
+/// The shortest and longest hash a view may show.
+pub const MIN_HASH_LEN: usize = 2;
+pub const MAX_HASH_LEN: usize = 8;
+
+/// Whitespace as JavaScript's `\s` defines it (what the published format
+/// strips): Unicode `White_Space` without U+0085, plus the BOM U+FEFF.
+pub fn is_hash_whitespace(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+/// The full 32-bit hash of a line (its ending, if any, is ignored).
+pub fn line_hash(line: &str) -> u32 {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    if !line.contains(is_hash_whitespace) {
+        return xxh32(line.as_bytes(), 0);
+    }
+    let squeezed: String = line.chars().filter(|&c| !is_hash_whitespace(c)).collect();
+    xxh32(squeezed.as_bytes(), 0)
+}
+
+/// `hash` shown with `len` lowercase hex digits (`len` is clamped to 1-8).
+pub fn hex(hash: u32, len: usize) -> String {
+    let len = len.clamp(1, MAX_HASH_LEN);
+    let full = format!("{hash:08x}");
+    full[MAX_HASH_LEN - len..].to_string()
+}
+
+/// Whether the hex digits `shown` (lowercase, 1-8 of them) are the tail of
+/// `hash`.
+pub fn matches(hash: u32, shown: &str) -> bool {
+    !shown.is_empty() && shown.len() <= MAX_HASH_LEN && hex(hash, shown.len()) == shown
+}
+
+/// One line of the view: `12:a3|text`.
+pub fn view_line(number: u32, line: &str, len: usize) -> String {
+    format!("{number}:{}|{line}", hex(line_hash(line), len))
+}
+
+/// Length of a `N:hh|` prefix (optionally after `>>>` and spaces) that a
+/// model copied from a view, if `line` starts with one.
+pub fn copied_prefix_len(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let skip_spaces = |i: &mut usize| {
+        while *i < bytes.len() && (bytes[*i] == b' ' || bytes[*i] == b'\t') {
+            *i += 1;
+        }
+    };
+    skip_spaces(&mut i);
+    if bytes[i..].starts_with(b">>>") {
+        i += 3;
+        skip_spaces(&mut i);
+    }
+    let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    i += digits;
+    skip_spaces(&mut i);
+    if bytes.get(i) != Some(&b':') {
+        return None;
+    }
+    i += 1;
+    skip_spaces(&mut i);
+    let hexes = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if !(MIN_HASH_LEN..=MAX_HASH_LEN).contains(&hexes) {
+        return None;
+    }
+    i += hexes;
+    (bytes.get(i) == Some(&b'|')).then_some(i + 1)
+}
+
+/// Lines without the `N:hh|` prefixes a model copied from a view, but only
+/// when most lines (more than half) carry one; otherwise `None`.
+pub fn strip_copied_prefixes(lines: &[String]) -> Option<Vec<String>> {
+    let carrying = lines.iter().filter(|l| copied_prefix_len(l).is_some()).count();
+    if carrying == 0 || carrying * 2 <= lines.len() {
+        return None;
+    }
+    Some(
+        lines
+            .iter()
+            .map(|l| match copied_prefix_len(l) {
+                Some(n) => l[n..].to_string(),
+                None => l.clone(),
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,316 @@
+//! `hashline` (aliases `hash-line`, `anchors`): edits anchored by `LINE:HASH`.
+//!
+//! The model reads a file as `N:hh|content` lines (see [`hash`]) and edits by
+//! citing anchors such as `11:a3`, in one JSON object per file:
+//!
+//! ```json
+//! {"path": "src/app.py", "edits": [
+//!   {"set_line": {"anchor": "2:5f", "new_text": "    return 42"}},
+//!   {"replace_lines": {"start_anchor": "4:0c", "end_anchor": "6:e1", "new_text": "..."}},
+//!   {"insert_after": {"anchor": "9:aa", "text": "..."}},
+//!   {"replace": {"old_text": "...", "new_text": "..."}}
+//! ]}
+//! ```
+//!
+//! Every anchor is checked against the file before anything changes. An
+//! anchor whose hash moved a few lines (within the `window` option) follows
+//! it when exactly one nearby line has that hash; otherwise the edit fails
+//! with the affected line ranges, merged, and a fresh view of just those
+//! lines, so the model can retry without re-reading the whole file.
+
+use std::fmt;
+
+use agent_apply_sdk::matching::LadderOptions;
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::view::render_ranges;
+use serde::{Deserialize, Serialize};
+
+mod apply;
+pub mod hash;
+mod parse;
+
+pub use apply::ranges_text;
+pub use parse::parse_anchor;
+
+#[derive(Default)]
+pub struct Hashline;
+
+/// `LINE:HASH` as the model cited it (the hash lowercase; empty only for
+/// line 0, the start of the file).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Anchor {
+    pub line: u32,
+    pub hash: String,
+}
+
+impl fmt::Display for Anchor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.hash.is_empty() { write!(f, "{}", self.line) } else { write!(f, "{}:{}", self.line, self.hash) }
+    }
+}
+
+/// One operation. Line texts are without endings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Replace one line; no lines deletes it.
+    SetLine { anchor: Anchor, new_text: Vec<String> },
+    /// Replace lines `start..=end`.
+    ReplaceLines { start: Anchor, end: Anchor, new_text: Vec<String> },
+    /// Insert lines after the anchor's line (line 0: at the start).
+    InsertAfter { anchor: Anchor, text: Vec<String> },
+    /// Replace a unique block of old text, found with the matching ladder.
+    Replace { old_text: String, new_text: String },
+}
+
+impl Operation {
+    /// One line for humans.
+    pub fn summary(&self) -> String {
+        let n = |v: &Vec<String>| v.len();
+        match self {
+            Operation::SetLine { anchor, new_text } if new_text.is_empty() => format!("delete line {anchor}"),
+            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({} line(s))", n(new_text)),
+            Operation::ReplaceLines { start, end, new_text } => {
+                format!("replace lines {start}..{end} with {} line(s)", n(new_text))
+            }
+            Operation::InsertAfter { anchor, text } => format!("insert {} line(s) after {anchor}", n(text)),
+            Operation::Replace { old_text, new_text } => format!(
+                "replace {} line(s) of text with {}",
+                lines_with_endings(old_text).count(),
+                lines_with_endings(new_text).count()
+            ),
+        }
+    }
+}
+
+/// The private payload of one edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HashEdit {
+    /// `edit 3 (reply line 14)`, for messages.
+    pub label: String,
+    pub op: Operation,
+    /// Copied `N:hh|` prefixes were removed from the edit's text.
+    #[serde(default)]
+    pub stripped_prefixes: bool,
+}
+
+/// Format options.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Hex digits per hash in views (2-8).
+    pub hash_length: usize,
+    /// How far (in lines) a stale anchor is looked for.
+    pub window: u32,
+    pub ladder: LadderOptions,
+}
+
+impl Settings {
+    pub fn from_options(options: Options<'_>) -> Result<Settings, String> {
+        let hash_length = options.parse_or("hash-length", 2usize)?;
+        if !(hash::MIN_HASH_LEN..=hash::MAX_HASH_LEN).contains(&hash_length) {
+            return Err(format!("option `hash-length` must be 2-8 (hex digits), not {hash_length}"));
+        }
+        let window = options.parse_or("window", 8u32)?;
+        if window > 10_000 {
+            return Err(format!("option `window` must be at most 10000 lines, not {window}"));
+        }
+        Ok(Settings { hash_length, window, ladder: apply::ladder() })
+    }
+}
+
+const INSTRUCTIONS: &str = "\
+Files are shown to you in hashline form: every line is `LINE:HASH|content`, for example \
+`12:a3|    return x`. LINE is the 1-based line number and HASH is a short fingerprint of the \
+line's text. The part after `|` is the real line.
+
+To edit, send one JSON object per file, in a ```json block:
+
+{\"path\": \"src/app.py\", \"edits\": [ ...edits... ]}
+
+Each edit is one of:
+- {\"set_line\": {\"anchor\": \"12:a3\", \"new_text\": \"    return y\"}} replaces line 12. \
+An empty new_text (\"\") deletes the line.
+- {\"replace_lines\": {\"start_anchor\": \"12:a3\", \"end_anchor\": \"15:0f\", \"new_text\": \"...\"}} \
+replaces lines 12 to 15, both included.
+- {\"insert_after\": {\"anchor\": \"12:a3\", \"text\": \"...\"}} inserts lines after line 12. \
+Use the anchor \"0:\" to insert at the start of the file.
+- {\"replace\": {\"old_text\": \"...\", \"new_text\": \"...\"}} replaces text copied exactly \
+from the file; it must occur exactly once. Use it only when you have no anchors.
+
+Rules:
+- An anchor is LINE:HASH copied exactly from the view. Every anchor refers to the file as you \
+read it, before any of your edits: do not renumber lines after earlier edits.
+- new_text and text hold the new lines only, separated by \\n, without `LINE:HASH|` prefixes, \
+with their indentation.
+- Two edits may not touch the same line; merge them into one replace_lines instead.
+- Several files: one object per file (several objects in one reply are fine).
+
+If an anchor is stale (the file changed since you read it), nothing is applied and the error \
+shows fresh `LINE:HASH|` lines around the stale anchors (lines marked `>>>` are the ones your \
+anchors named). Take the new anchors from those lines and send all your edits again; you do \
+not need to read the whole file again.";
+
+const EXAMPLE_REPLY: &str = "\
+I'll make `greet` take a name.
+
+```json
+{\"path\": \"src/greet.py\", \"edits\": [
+  {\"set_line\": {\"anchor\": \"1:48\", \"new_text\": \"def greet(name):\"}},
+  {\"set_line\": {\"anchor\": \"2:53\", \"new_text\": \"    print(f\\\"Hello, {name}!\\\")\"}}
+]}
+```
+";
+
+impl Format for Hashline {
+    type Op = HashEdit;
+
+    fn info(&self) -> FormatInfo {
+        FormatInfo {
+            name: "hashline".into(),
+            aliases: vec!["hash-line".into(), "anchors".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "JSON edits anchored by LINE:HASH from a `N:hh|content` view; stale anchors get fresh lines back"
+                .into(),
+            instructions: INSTRUCTIONS.into(),
+            example_reply: EXAMPLE_REPLY.into(),
+            example_files: vec![File::new("src/greet.py", "def greet():\n    print(\"Hello!\")\n")],
+            options: vec![
+                OptionDoc {
+                    key: "hash-length".into(),
+                    default_value: "2".into(),
+                    description: "hex digits per line hash in views and anchors (2-8); more means fewer collisions"
+                        .into(),
+                },
+                OptionDoc {
+                    key: "window".into(),
+                    default_value: "8".into(),
+                    description: "lines above and below a stale anchor searched for its hash, and shown fresh \
+                                  when it is not found once"
+                        .into(),
+                },
+            ],
+            detect_hints: vec!["set_line".into(), "replace_lines".into(), "insert_after".into(), "\"edits\"".into()],
+        }
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        let ops = ["\"set_line\"", "\"replace_lines\"", "\"insert_after\""];
+        let has_edits = reply.contains("\"edits\"");
+        let has_op = ops.iter().any(|o| reply.contains(o));
+        match (has_edits, has_op) {
+            (true, true) => 0.95,
+            (false, true) => 0.6,
+            (true, false) if reply.contains("\"old_text\"") => 0.6,
+            _ => 0.0,
+        }
+    }
+
+    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<HashEdit> {
+        parse::parse(reply)
+    }
+
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<HashEdit>,
+        options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        let mut results = Format::apply(self, workspace, std::slice::from_ref(edit), options);
+        results.pop().unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "no outcome")))
+    }
+
+    /// All edits of a path are validated together against the file as it
+    /// was, then applied in one pass.
+    fn apply(
+        &self,
+        workspace: &mut Workspace,
+        edits: &[ParsedEdit<HashEdit>],
+        options: Options<'_>,
+    ) -> Vec<Result<Applied, EditFailure>> {
+        let settings = match Settings::from_options(options) {
+            Ok(s) => s,
+            Err(message) => {
+                return edits.iter().map(|_| Err(EditFailure::new(FailureKind::Malformed, message.clone()))).collect();
+            }
+        };
+        let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
+        let mut paths: Vec<&str> = Vec::new();
+        for edit in edits {
+            if !paths.contains(&edit.path.as_str()) {
+                paths.push(&edit.path);
+            }
+        }
+        for path in paths {
+            let group: Vec<(usize, &HashEdit)> =
+                edits.iter().enumerate().filter(|(_, e)| e.path == path).map(|(i, e)| (i, &e.op)).collect();
+            let content = match workspace.read(path) {
+                Some(content) => content.to_string(),
+                None => {
+                    let creates = group
+                        .iter()
+                        .all(|(_, e)| matches!(&e.op, Operation::InsertAfter { anchor, .. } if anchor.line == 0));
+                    if !creates {
+                        for (i, e) in &group {
+                            results[*i] = Some(Err(EditFailure::new(
+                                FailureKind::NotFound,
+                                format!("{} on {path}: {path} does not exist", e.label),
+                            )
+                            .with_hint("check the path; to create a file, insert_after the anchor \"0:\" alone")));
+                        }
+                        continue;
+                    }
+                    String::new()
+                }
+            };
+            let (outcomes, new_content) = apply::apply_to_file(path, &content, &group, &settings);
+            for (i, outcome) in outcomes {
+                results[i] = Some(outcome);
+            }
+            if let Some(new_content) = new_content {
+                workspace.write(path, new_content);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "internal error: no outcome"))))
+            .collect()
+    }
+
+    fn render(&self, file: &File, ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
+        let settings = Settings::from_options(options)?;
+        Ok(render_ranges(&file.content, ranges, |n, line| hash::view_line(n, line, settings.hash_length)))
+    }
+
+    fn lint(&self, file: &File) -> Vec<Diagnostic> {
+        let (_, body) = split_bom(&file.content);
+        let mut runs: Vec<LineRange> = Vec::new();
+        for (index, line) in lines_with_endings(body).enumerate() {
+            let line = strip_ending(line);
+            if line.starts_with(char::is_whitespace) || hash::copied_prefix_len(line).is_none() {
+                continue;
+            }
+            let number = index as u32 + 1;
+            match runs.last_mut() {
+                Some(run) if run.end + 1 == number => run.end = number,
+                _ => runs.push(LineRange::new(number, number)),
+            }
+        }
+        runs.into_iter()
+            .map(|run| {
+                let what = if run.start == run.end {
+                    format!("line {} starts with a leftover `LINE:HASH|` tag of a hashline view", run.start)
+                } else {
+                    format!("lines {}-{} start with leftover `LINE:HASH|` tags of a hashline view", run.start, run.end)
+                };
+                Diagnostic::in_file(what, &file.path, run)
+                    .with_hint("a hashline view was pasted into the file; remove the `N:hh|` prefixes")
+            })
+            .collect()
+    }
+}
+
+agent_apply_sdk::export_format!(Hashline);
+
+#[cfg(test)]
+mod tests;

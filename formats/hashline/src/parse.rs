@@ -1,0 +1,396 @@
+//! Reading a reply: JSON objects `{"path": ..., "edits": [...]}`, fenced or
+//! bare, one or several, and the anchors inside them.
+
+use std::collections::BTreeMap;
+
+use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
+use agent_apply_sdk::paths::normalize;
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
+use crate::{Anchor, HashEdit, Operation};
+
+/// How many bare (unfenced) JSON candidates a reply may make us try.
+const MAX_BARE_ATTEMPTS: usize = 64;
+
+/// An anchor as a model wrote it: `11:a3`, `11:a3|copied text`, `>>> 11:a3`,
+/// `11 : A3`. `Err` says what is wrong.
+pub fn parse_anchor(text: &str) -> Result<Anchor, String> {
+    let shown = text.trim();
+    let mut rest = shown.trim_start_matches('>').trim_start();
+    rest = rest.strip_prefix(['L', 'l']).filter(|r| r.starts_with(|c: char| c.is_ascii_digit())).unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(format!("anchor {shown:?} does not start with a line number; write it as LINE:HASH, e.g. `12:a3`"));
+    }
+    let line: u32 =
+        rest[..digits].parse().map_err(|_| format!("anchor {shown:?} has a line number that is too big"))?;
+    rest = rest[digits..].trim_start();
+    let Some(after) = rest.strip_prefix(':') else {
+        if rest.is_empty() && line == 0 {
+            return Ok(Anchor { line, hash: String::new() });
+        }
+        return Err(format!(
+            "anchor {shown:?} has no `:HASH` after the line number; copy it from the view, e.g. `{line}:a3`"
+        ));
+    };
+    let after = after.trim_start();
+    let hexes = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+    let tail = &after[hexes..];
+    let ends_cleanly = tail.is_empty() || tail.starts_with('|') || tail.starts_with(char::is_whitespace);
+    if hexes == 0 || !ends_cleanly {
+        if line == 0 && after.trim().is_empty() {
+            return Ok(Anchor { line, hash: String::new() });
+        }
+        return Err(format!(
+            "anchor {shown:?} has no hex hash after `{line}:`; copy it from the view, e.g. `{line}:a3`"
+        ));
+    }
+    if hexes > MAX_HASH_LEN {
+        return Err(format!("anchor {shown:?} has a hash longer than {MAX_HASH_LEN} hex digits"));
+    }
+    Ok(Anchor { line, hash: after[..hexes].to_ascii_lowercase() })
+}
+
+/// A key without case, `_` or `-`: `new_text`, `newText` and `new-text` agree.
+fn key(k: &str) -> String {
+    k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+}
+
+/// Fields of an object, keyed by [`key`].
+fn fields(value: &Value) -> BTreeMap<String, &Value> {
+    match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (key(k), v)).collect(),
+        _ => BTreeMap::new(),
+    }
+}
+
+fn pick<'v>(fields: &BTreeMap<String, &'v Value>, names: &[&str]) -> Option<&'v Value> {
+    names.iter().find_map(|n| fields.get(*n).copied())
+}
+
+/// New text as lines: a string (split at newlines; `""` is no lines), an
+/// array of strings (one per line), or `null` (no lines).
+fn text_lines(value: &Value, what: &str) -> Result<Vec<String>, String> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(lines_with_endings(s).map(|l| strip_ending(l).to_string()).collect()),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(strip_ending(s).to_string()),
+                other => Err(format!("`{what}` holds {other} where a line (a string) was expected")),
+            })
+            .collect(),
+        other => Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
+    }
+}
+
+fn anchor_of(value: Option<&Value>, what: &str) -> Result<Anchor, String> {
+    match value {
+        None => Err(format!("`{what}` is missing")),
+        Some(Value::String(s)) => parse_anchor(s),
+        Some(Value::Number(n)) if n.as_u64() == Some(0) => Ok(Anchor { line: 0, hash: String::new() }),
+        Some(Value::Number(n)) => Err(format!(
+            "`{what}` is the bare number {n}; anchors are LINE:HASH strings copied from the view, e.g. \"{n}:a3\""
+        )),
+        Some(other) => Err(format!("`{what}` must be an anchor string like \"12:a3\", not {other}")),
+    }
+}
+
+/// The text fields of an edit, and whether copied `N:hh|` prefixes were
+/// stripped from them.
+fn new_lines(args: &BTreeMap<String, &Value>, names: &[&str], what: &str) -> Result<(Vec<String>, bool), String> {
+    let value = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
+    let lines = text_lines(value, what)?;
+    Ok(match strip_copied_prefixes(&lines) {
+        Some(stripped) => (stripped, true),
+        None => (lines, false),
+    })
+}
+
+/// One operation object: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
+pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
+    const OPS: &str = "set_line, replace_lines, insert_after or replace";
+    let top = fields(value);
+    if top.is_empty() {
+        return Err(format!("an edit must be an object with one of {OPS}, not {}", short(value)));
+    }
+    let named: Vec<(&String, &&Value)> = top
+        .iter()
+        .filter(|(k, _)| matches!(k.as_str(), "setline" | "replacelines" | "insertafter" | "replace"))
+        .collect();
+    let (name, args) = match named.as_slice() {
+        [(name, args)] if args.is_object() => ((*name).clone(), fields(args)),
+        [(name, _)] => return Err(format!("`{name}` must hold an object of arguments")),
+        [] => match pick(&top, &["op", "type", "operation", "action"]) {
+            Some(Value::String(name)) => (key(name), top.clone()),
+            _ => {
+                let keys: Vec<&str> = top.keys().map(String::as_str).collect();
+                return Err(format!("an edit has none of {OPS} (it has {})", keys.join(", ")));
+            }
+        },
+        _ => return Err("an edit names several operations; give each its own object in `edits`".to_string()),
+    };
+    match name.as_str() {
+        "setline" => {
+            let anchor = anchor_of(pick(&args, &["anchor", "line", "at"]), "anchor")?;
+            let (new_text, stripped) = new_lines(&args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
+            Ok((Operation::SetLine { anchor, new_text }, stripped))
+        }
+        "replacelines" => {
+            let start = anchor_of(pick(&args, &["startanchor", "start", "first", "from"]), "start_anchor")?;
+            let end = anchor_of(pick(&args, &["endanchor", "end", "last", "to"]), "end_anchor")?;
+            let (new_text, stripped) = new_lines(&args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
+            Ok((Operation::ReplaceLines { start, end, new_text }, stripped))
+        }
+        "insertafter" => {
+            let anchor = anchor_of(pick(&args, &["anchor", "after", "line", "at"]), "anchor")?;
+            let (text, stripped) = new_lines(&args, &["text", "newtext", "content", "lines", "new"], "text")?;
+            Ok((Operation::InsertAfter { anchor, text }, stripped))
+        }
+        "replace" => {
+            let old = pick(&args, &["oldtext", "old", "search", "find"]).ok_or("`old_text` is missing")?;
+            let new = pick(&args, &["newtext", "new", "text", "replace"]).ok_or("`new_text` is missing")?;
+            let (old_lines, new_lines) = (text_lines(old, "old_text")?, text_lines(new, "new_text")?);
+            let mut stripped = false;
+            let mut unprefixed = |lines: Vec<String>| match strip_copied_prefixes(&lines) {
+                Some(s) => {
+                    stripped = true;
+                    s
+                }
+                None => lines,
+            };
+            let old_text: String = unprefixed(old_lines).iter().map(|l| format!("{l}\n")).collect();
+            let new_text: String = unprefixed(new_lines).iter().map(|l| format!("{l}\n")).collect();
+            if old_text.trim().is_empty() {
+                return Err("`old_text` is empty; to add lines use insert_after with an anchor".into());
+            }
+            Ok((Operation::Replace { old_text, new_text }, stripped))
+        }
+        other => Err(format!("unknown operation `{other}`; use {OPS}")),
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 40 { format!("{}…", text.chars().take(40).collect::<String>()) } else { text }
+}
+
+/// Byte offset of `inner` (a slice of `outer`) in `outer`.
+fn offset_in(outer: &str, inner: &str) -> usize {
+    (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize).min(outer.len())
+}
+
+struct Reader<'r> {
+    reply: &'r str,
+    map: SourceMap,
+    out: Parsed<HashEdit>,
+    /// Byte ranges of the reply already read as JSON.
+    taken: Vec<(usize, usize)>,
+}
+
+impl<'r> Reader<'r> {
+    fn error(&mut self, start: usize, end: usize, message: String, hint: &str) {
+        let span = self.map.span(start, end);
+        let message = format!("reply line {}: {message}", span.first_line);
+        self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(hint));
+    }
+
+    /// A top-level JSON value: an edit object, or an array of them.
+    fn value(&mut self, raw: &'r RawValue, strict: bool, depth: usize) {
+        let text = raw.get();
+        let start = offset_in(self.reply, text);
+        let end = start + text.len();
+        if text.starts_with('[') {
+            if depth > 1 {
+                if strict {
+                    self.error(start, end, "edit objects nest too deeply".into(), HINT);
+                }
+                return;
+            }
+            match serde_json::from_str::<Vec<&'r RawValue>>(text) {
+                Ok(items) => {
+                    for item in items {
+                        self.value(item, strict, depth + 1);
+                    }
+                }
+                Err(e) if strict => self.error(start, end, format!("the JSON array does not parse: {e}"), HINT),
+                Err(_) => {}
+            }
+            return;
+        }
+        match serde_json::from_str::<BTreeMap<String, &'r RawValue>>(text) {
+            Ok(map) => self.file_object(start, end, map),
+            Err(e) if strict => self.error(start, end, format!("the JSON value is not an edit object: {e}"), HINT),
+            Err(_) => {}
+        }
+    }
+
+    fn file_object(&mut self, start: usize, end: usize, map: BTreeMap<String, &'r RawValue>) {
+        self.taken.push((start, end));
+        let map: BTreeMap<String, &RawValue> = map.into_iter().map(|(k, v)| (key(&k), v)).collect();
+        let path = ["path", "file", "filepath", "filename"].iter().find_map(|k| map.get(*k));
+        let edits = ["edits", "changes", "operations"].iter().find_map(|k| map.get(*k));
+        let (path, edits) = match (path, edits) {
+            (Some(path), Some(edits)) => (*path, *edits),
+            (None, Some(_)) => {
+                return self.error(start, end, "the edit object has no \"path\"".into(), HINT);
+            }
+            (Some(_), None) => {
+                return self.error(start, end, "the object has no \"edits\" list".into(), HINT);
+            }
+            _ => return,
+        };
+        let path = match serde_json::from_str::<String>(path.get()) {
+            Ok(p) if !p.trim().is_empty() => normalize(p.trim()),
+            _ => {
+                return self.error(
+                    start,
+                    end,
+                    format!("\"path\" must be a non-empty string, not {}", path.get()),
+                    HINT,
+                );
+            }
+        };
+        let items = match serde_json::from_str::<Vec<&RawValue>>(edits.get()) {
+            Ok(items) => items,
+            Err(_) => {
+                return self.error(start, end, format!("\"edits\" of {path} must be a list of edit objects"), HINT);
+            }
+        };
+        if items.is_empty() {
+            let span = self.map.span(start, end);
+            self.out.diagnostics.push(Diagnostic::warning(
+                format!("reply line {}: the edit object for {path} has an empty \"edits\" list", span.first_line),
+                Some(span),
+            ));
+        }
+        for item in items {
+            let text = item.get();
+            let (s, e) = (offset_in(self.reply, text), offset_in(self.reply, text) + text.len());
+            let number = self.out.edits.len() + 1;
+            let span = self.map.span(s, e);
+            let parsed = serde_json::from_str::<Value>(text).map_err(|e| e.to_string()).and_then(|v| operation(&v));
+            match parsed {
+                Ok((op, stripped)) => {
+                    let label = format!("edit {number} (reply line {})", span.first_line);
+                    self.out.edits.push(ParsedEdit {
+                        path: path.clone(),
+                        related_paths: Vec::new(),
+                        span,
+                        summary: op.summary(),
+                        op: HashEdit { label, op, stripped_prefixes: stripped },
+                    });
+                }
+                Err(message) => self.error(s, e, format!("an edit of {path}: {message}"), HINT),
+            }
+        }
+    }
+
+    /// Every JSON value in a fenced block's body.
+    fn fence_body(&mut self, body: &'r str, strict: bool) {
+        let mut stream = serde_json::Deserializer::from_str(body).into_iter::<&'r RawValue>();
+        loop {
+            let at = stream.byte_offset();
+            match stream.next() {
+                None => break,
+                Some(Ok(raw)) => self.value(raw, strict, 0),
+                Some(Err(e)) => {
+                    if strict {
+                        let start = offset_in(self.reply, body) + at;
+                        let end = offset_in(self.reply, body) + body.len();
+                        self.error(start, end, format!("the JSON in this block does not parse: {e}"), HINT);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Objects written without a fence: `{` followed by a `"path"` or
+    /// `"edits"` key, or a reply that is a bare JSON array.
+    fn bare(&mut self, fences: &[(usize, usize)]) {
+        let reply = self.reply;
+        let bytes = reply.as_bytes();
+        let mut attempts = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let c = bytes[i];
+            let candidate = (c == b'{' && opens_edit_object(&reply[i + 1..]))
+                || (c == b'[' && reply[..i].trim().is_empty() && reply[i + 1..].trim_start().starts_with('{'));
+            let inside = |ranges: &[(usize, usize)]| ranges.iter().any(|&(s, e)| s <= i && i < e);
+            if !candidate || inside(fences) || inside(&self.taken) {
+                i += 1;
+                continue;
+            }
+            attempts += 1;
+            if attempts > MAX_BARE_ATTEMPTS {
+                let end = reply.len();
+                self.error(i, end, "too many unreadable JSON objects; stopped reading here".into(), HINT);
+                return;
+            }
+            let mut stream = serde_json::Deserializer::from_str(&reply[i..]).into_iter::<&'r RawValue>();
+            match stream.next() {
+                Some(Ok(raw)) => {
+                    let end = i + stream.byte_offset();
+                    self.value(raw, true, 0);
+                    self.taken.push((i, end));
+                    i = end.max(i + 1);
+                }
+                Some(Err(e)) => {
+                    let line_end = reply[i..].find('\n').map_or(reply.len(), |n| i + n);
+                    self.error(i, line_end, format!("a JSON edit object does not parse: {e}"), HINT);
+                    i += 1;
+                }
+                None => i += 1,
+            }
+        }
+    }
+}
+
+const HINT: &str = "write one JSON object per file, {\"path\": \"src/a.rs\", \"edits\": [...]}, each edit one of \
+                    set_line, replace_lines, insert_after or replace, in a ```json block";
+
+fn opens_edit_object(after: &str) -> bool {
+    let rest = after.trim_start();
+    let Some(rest) = rest.strip_prefix('"') else {
+        return false;
+    };
+    ["path\"", "file\"", "file_path\"", "filePath\"", "edits\""].iter().any(|k| rest.starts_with(k))
+}
+
+/// Read every edit in `reply`.
+pub fn parse(reply: &str) -> Parsed<HashEdit> {
+    let mut reader = Reader { reply, map: SourceMap::new(reply), out: Parsed::default(), taken: Vec::new() };
+    let mut fence_ranges = Vec::new();
+    for fence in fenced_blocks(reply) {
+        fence_ranges.push((fence.start, fence.end));
+        if is_shell_info(fence.info) {
+            let command = fence.body.trim_end().to_string();
+            if !command.is_empty() {
+                let span = reader.map.span(fence.start, fence.end);
+                reader.out.commands.push(SuggestedCommand { command, span });
+            }
+            continue;
+        }
+        let lang = fence.info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+        let trimmed = fence.body.trim_start();
+        let looks_json = trimmed.starts_with('{') || trimmed.starts_with('[');
+        let strict = matches!(lang.as_str(), "json" | "jsonc" | "json5" | "hashline")
+            || (looks_json && fence.body.contains("\"edits\""));
+        if looks_json {
+            reader.fence_body(fence.body, strict);
+        }
+    }
+    reader.bare(&fence_ranges);
+    reader.out.edits.sort_by_key(|e| e.span.start);
+    for (index, edit) in reader.out.edits.iter_mut().enumerate() {
+        edit.op.label = format!("edit {} (reply line {})", index + 1, edit.span.first_line);
+    }
+    reader.out.diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
+    reader.out
+}

@@ -1,0 +1,2 @@
+﻿name = 1
+other = 2

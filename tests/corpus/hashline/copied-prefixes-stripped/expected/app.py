@@ -1,0 +1,7 @@
+def greet():
+    print("Hi!")
+    print("there")
+
+
+def main():
+    greet()

@@ -1,0 +1,6 @@
+def greet():
+    print("Hey!")
+
+
+def main():
+    greet()

@@ -1,0 +1,8 @@
+import sys
+def greet():
+    print("Hello!")
+
+
+def main():
+    greet()
+    sys.exit(0)

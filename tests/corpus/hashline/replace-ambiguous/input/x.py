@@ -1,0 +1,4 @@
+a = 1
+print(a)
+b = 2
+print(a)

@@ -1,0 +1,6 @@
+def greet():
+    print("Hello, world!")
+
+
+def main():
+    greet()

@@ -1,0 +1,6 @@
+def greet(loud=False):
+    print("HELLO!" if loud else "Hello!")
+
+
+def main():
+    greet()
