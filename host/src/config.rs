@@ -35,6 +35,11 @@ pub struct Config {
     /// Extra format plugins, by the name `--format` will know them by.
     #[serde(default)]
     pub plugins: BTreeMap<String, PluginConfig>,
+    /// What to do with uncommitted changes in edited files.
+    pub dirty: Option<crate::transaction::DirtyPolicy>,
+    /// Commands run in the sandbox before every commit.
+    #[serde(default)]
+    pub checks: Vec<String>,
     /// Options per format: `[options.udiff] strict = true`.
     #[serde(default)]
     pub options: BTreeMap<String, BTreeMap<String, toml::Value>>,
@@ -100,6 +105,10 @@ impl Config {
             self.format = over.format;
         }
         self.models.extend(over.models);
+        if over.dirty.is_some() {
+            self.dirty = over.dirty;
+        }
+        self.checks.extend(over.checks);
         self.limits.plugin_timeout_ms = over.limits.plugin_timeout_ms.or(self.limits.plugin_timeout_ms);
         self.limits.plugin_memory_mib = over.limits.plugin_memory_mib.or(self.limits.plugin_memory_mib);
         self.plugins.extend(over.plugins);

@@ -6,6 +6,7 @@ use serde::Serialize;
 use similar::TextDiff;
 
 use crate::registry::ChosenBy;
+use crate::transaction::{CheckResult, Committed};
 
 /// Version of the JSON objects this module prints.
 pub const SCHEMA: u32 = 1;
@@ -171,18 +172,37 @@ pub struct EditJson {
     pub reply_lines: LinesJson,
 }
 
+/// Milliseconds spent in each phase.
+#[derive(Debug, Default, Serialize)]
+pub struct Timings {
+    pub parse_ms: f64,
+    pub apply_ms: f64,
+    pub git_ms: f64,
+    pub total_ms: f64,
+}
+
 /// `git agent-apply [apply] --json`.
 #[derive(Debug, Serialize)]
 pub struct ApplyReport {
     pub schema: u32,
+    /// `applied`, `partial`, `failed`, `checks-failed` or `unchanged`.
     pub status: &'static str,
     pub dry_run: bool,
+    /// Whether the changes reached the repository (false for dry runs and failures).
+    pub written: bool,
+    pub commit: Option<String>,
+    /// The commit that saved the user's own uncommitted changes first.
+    pub user_commit: Option<String>,
+    /// Edited files that had uncommitted changes.
+    pub dirty_paths: Vec<String>,
+    pub checks: Vec<CheckResult>,
     pub format: FormatChoice,
     pub files: Vec<FileJson>,
     pub edits: Vec<EditJson>,
     pub diagnostics: Vec<DiagnosticJson>,
     pub commands: Vec<CommandJson>,
     pub reflection: String,
+    pub timings: Timings,
     #[serde(skip)]
     pub diff: String,
 }
@@ -197,6 +217,7 @@ impl ApplyReport {
         changes: &[Change],
         before: &dyn Fn(&str) -> Option<String>,
         dry_run: bool,
+        partial: bool,
     ) -> Self {
         let edits: Vec<EditJson> = outcomes
             .iter()
@@ -217,6 +238,7 @@ impl ApplyReport {
             .collect();
         let failed = edits.iter().any(|e| e.status == EditStatus::Failed.as_str())
             || parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+        let any_applied = edits.iter().any(|e| e.status == EditStatus::Applied.as_str());
         let mut files = Vec::new();
         let mut diff = String::new();
         for change in changes {
@@ -238,39 +260,68 @@ impl ApplyReport {
                 action,
             });
         }
-        let status = if failed {
-            "failed"
-        } else if files.is_empty() {
-            "unchanged"
-        } else {
-            "applied"
+        let status = match (failed, partial && any_applied && !files.is_empty()) {
+            (true, true) => "partial",
+            (true, false) => "failed",
+            (false, _) if files.is_empty() => "unchanged",
+            _ => "applied",
         };
         let mut report = ApplyReport {
             schema: SCHEMA,
             status,
             dry_run,
+            written: false,
+            commit: None,
+            user_commit: None,
+            dirty_paths: Vec::new(),
+            checks: Vec::new(),
             format,
             files,
             edits,
             diagnostics: parsed.diagnostics.iter().map(DiagnosticJson::from).collect(),
             commands: parsed.commands.iter().map(command_json).collect(),
             reflection: String::new(),
+            timings: Timings::default(),
             diff,
         };
         report.reflection = report.reflection_text();
         report
     }
 
-    /// Text for the model: what failed and why, and what to send next.
+    /// The changes were written to the working tree.
+    pub fn mark_written(&mut self) {
+        self.written = true;
+    }
+
+    /// The changes were committed.
+    pub fn mark_committed(&mut self, committed: Committed) {
+        self.written = true;
+        self.commit = Some(committed.commit);
+        self.user_commit = committed.user_commit;
+        self.dirty_paths = committed.dirty_paths;
+        self.checks = committed.checks;
+    }
+
+    /// A check failed: everything was rolled back.
+    pub fn mark_checks_failed(&mut self, checks: Vec<CheckResult>) {
+        self.status = "checks-failed";
+        self.checks = checks;
+        self.reflection = self.reflection_text();
+    }
+
+    /// Text for the model: what failed and why, the closest real lines,
+    /// which edits applied (so they are not resent), and what to send next.
     fn reflection_text(&self) -> String {
         let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == "failed").collect();
         let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
-        if failed.is_empty() && errors.is_empty() {
+        let failed_check = self.checks.iter().find(|c| !c.passed);
+        if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
             return String::new();
         }
         let mut out = String::new();
         for d in &errors {
-            out += &format!("Your reply could not be read: {}", d.message);
+            let at = d.reply_lines.as_ref().map(|l| format!(" (reply line {})", l.start)).unwrap_or_default();
+            out += &format!("Your reply could not be read{at}: {}", d.message);
             if let Some(hint) = &d.hint {
                 out += &format!(" ({hint})");
             }
@@ -279,10 +330,28 @@ impl ApplyReport {
         for e in &failed {
             out += &format!("Edit {} to {} failed: {}\n", e.index, e.path, e.message);
             if let Some(hint) = &e.hint {
-                out += &format!("{hint}\n");
+                out += &format!("{}\n", hint.trim_end());
             }
         }
-        out += "None of your edits were applied, because of the problems above. Fix them and send all of the edits again.\n";
+        if let Some(check) = failed_check {
+            out += &format!(
+                "Your edits applied, but the check `{}` failed, so nothing was kept:\n{}\n",
+                check.name,
+                check.output.trim_end()
+            );
+        }
+        let applied: Vec<String> =
+            self.edits.iter().filter(|e| e.status == "applied").map(|e| e.index.to_string()).collect();
+        if self.status == "partial" {
+            out += &format!(
+                "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",
+                applied.join(", ")
+            );
+        } else if failed_check.is_some() {
+            out += "Fix the problem and send all of the edits again.\n";
+        } else {
+            out += "None of your edits were applied, because of the problems above. Fix them and send all of the edits again.\n";
+        }
         out
     }
 
@@ -301,13 +370,31 @@ impl ApplyReport {
                 }
             }
         }
-        let verb = if self.dry_run { "would be" } else { "was" };
+        let verb = if self.written { "was" } else { "would be" };
+        for check in &self.checks {
+            let verdict = if check.passed { "passed" } else { "FAILED" };
+            out += &format!("check `{}` {verdict} ({} ms)\n", check.name, check.millis);
+            if !check.passed {
+                out += &format!("{}\n", check.output.trim_end());
+            }
+        }
         match self.status {
             "failed" => out += "nothing was changed\n",
+            "checks-failed" => out += "a check failed: nothing was changed\n",
             "unchanged" => out += "nothing to change\n",
             _ => {
                 for f in &self.files {
                     out += &format!("{} {verb} {} ({} lines)\n", f.path, f.action, f.lines_after);
+                }
+                if let Some(user) = &self.user_commit {
+                    out += &format!(
+                        "your own uncommitted changes to {} were committed first as {}\n",
+                        self.dirty_paths.join(", "),
+                        &user[..12]
+                    );
+                }
+                if let Some(commit) = &self.commit {
+                    out += &format!("committed {}\n", &commit[..12]);
                 }
             }
         }

@@ -5,4 +5,7 @@ mod cache;
 mod cli;
 mod common;
 mod corpus;
+mod crash;
+mod repo;
 mod sandbox;
+mod transaction;

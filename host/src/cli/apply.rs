@@ -1,46 +1,132 @@
-//! `git agent-apply [apply]`: parse a reply, apply every edit in memory, and
-//! (for now) show the result without writing it.
+//! `git agent-apply [apply]`: parse a reply, apply every edit in memory,
+//! then commit (or write the working tree, or only report) all or nothing.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
-use agent_apply_sdk::types::{EditStatus, Severity};
+use agent_apply_sdk::types::{ApplyOutput, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
-use crate::transaction::{planned_paths, read_snapshots};
+use crate::transaction::{
+    CommitRequest, DEFAULT_MAX_FILE_BYTES, GitRepo, SnapshotError, check_path, planned_paths, read_snapshot,
+};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
-    if !args.dry_run {
-        return Err(CommandError::usage("writing edits to the repository is not available in this build yet")
-            .hint("pass --dry-run to see what the reply would change"));
-    }
+    let started = Instant::now();
     let reply = read_reply(args.reply.as_deref())?;
     let context = Context::new(global)?;
+    let repo =
+        if args.dry_run { GitRepo::discover(&context.root).ok() } else { Some(GitRepo::discover(&context.root)?) };
+    if let Some(repo) = &repo {
+        if !args.dry_run {
+            repo.recover()?;
+        }
+    }
+    let head = repo.as_ref().map(|r| r.head()).transpose()?;
+
     let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
     let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
+    let parse_started = Instant::now();
     let parsed = chosen.instance.parse(&reply, &options)?;
+    let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
 
-    let paths = planned_paths(&parsed.edits, &args.files);
-    let snapshots = read_snapshots(&context.root, &paths)?;
-    let before: HashMap<String, String> = snapshots.iter().map(|f| (f.path.clone(), f.content.clone())).collect();
+    // Plan paths: an edit naming a refused path fails on its own, with the reason.
+    let planned = planned_paths(&parsed.edits, &args.files);
+    let mut refused: HashMap<String, SnapshotError> = HashMap::new();
+    let mut snapshots: Vec<File> = Vec::new();
+    for path in &planned {
+        let checked = check_path(&context.root, path).map_err(SnapshotError::from).and_then(|_| match &repo {
+            Some(repo) => repo.check_ignored(path, args.allow_ignored),
+            None => Ok(()),
+        });
+        match checked.and_then(|_| read_snapshot(&context.root, path, DEFAULT_MAX_FILE_BYTES)) {
+            Ok(Some(file)) => snapshots.push(file),
+            Ok(None) => {}
+            Err(error) => {
+                refused.insert(path.clone(), error);
+            }
+        }
+    }
+    let edit_refusal = |edit: &Edit| {
+        std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p)).map(|e| e.to_string())
+    };
+    let allowed: Vec<(usize, &Edit)> =
+        parsed.edits.iter().enumerate().filter(|(_, edit)| edit_refusal(edit).is_none()).collect();
+
     let malformed = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
-    let output = if malformed && !args.partial {
-        agent_apply_sdk::types::ApplyOutput { changes: Vec::new(), outcomes: Vec::new() }
+    let apply_started = Instant::now();
+    let output = if (malformed && !args.partial) || allowed.is_empty() {
+        ApplyOutput { changes: Vec::new(), outcomes: Vec::new() }
     } else {
-        chosen.instance.apply(&snapshots, &parsed.edits, &options)?.map_err(|message| {
+        let edits: Vec<Edit> = allowed.iter().map(|(_, e)| (*e).clone()).collect();
+        chosen.instance.apply(&snapshots, &edits, &options)?.map_err(|message| {
             CommandError::usage(format!("format '{}' refused the request: {message}", chosen.entry.name))
         })?
     };
-    let any_failed = output.outcomes.iter().any(|o| o.status == EditStatus::Failed);
+    let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
+
+    // Outcomes in reply order: refused paths, the plugin's verdicts, and
+    // edits never tried because the reply was malformed.
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(parsed.edits.len());
+    for (index, edit) in parsed.edits.iter().enumerate() {
+        let outcome = if let Some(reason) = edit_refusal(edit) {
+            failed(index, FailureKind::Forbidden, reason)
+        } else if let Some(position) = allowed.iter().position(|(i, _)| *i == index) {
+            match output.outcomes.iter().find(|o| o.edit as usize == position) {
+                Some(o) => Outcome { edit: index as u32, ..o.clone() },
+                None => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
+            }
+        } else {
+            unreachable!("every edit is refused or allowed")
+        };
+        outcomes.push(outcome);
+    }
+
+    let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
     let changes = if any_failed && !args.partial { Vec::new() } else { output.changes };
+    let before: HashMap<String, String> = snapshots.iter().map(|f| (f.path.clone(), f.content.clone())).collect();
     let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
-    let report = ApplyReport::new(format, &parsed, &output.outcomes, &changes, &|p| before.get(p).cloned(), true);
+    let mut report =
+        ApplyReport::new(format, &parsed, &outcomes, &changes, &|p| before.get(p).cloned(), args.dry_run, args.partial);
+    report.timings.parse_ms = parse_ms;
+    report.timings.apply_ms = apply_ms;
+
+    // A partial apply changed something, so it is not "failed, nothing changed".
+    let mut exit = if report.status == "failed" { Exit::EditsFailed } else { Exit::Ok };
+    if !changes.is_empty() && !args.dry_run {
+        let repo = repo.as_ref().expect("opened unless dry-run");
+        let git_started = Instant::now();
+        if args.no_commit {
+            repo.write_worktree(&snapshots, &planned, &changes)?;
+            report.mark_written();
+        } else {
+            let message = args.message.clone().unwrap_or_else(|| default_message(&chosen.entry.name, &report));
+            let request = CommitRequest {
+                message,
+                format: &chosen.entry.name,
+                dirty: args.dirty.unwrap_or(context.config.dirty.unwrap_or_default()),
+                checks: &[context.config.checks.clone(), args.check.clone()].concat(),
+                verify: !args.no_verify,
+            };
+            let head = head.as_ref().expect("a repository has a HEAD");
+            match repo.commit(head, &snapshots, &planned, &changes, &request)? {
+                Ok(committed) => report.mark_committed(committed),
+                Err(failed_checks) => {
+                    report.mark_checks_failed(failed_checks.checks);
+                    exit = Exit::CheckFailed;
+                }
+            }
+        }
+        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0;
+    }
+    report.timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
     } else {
-        let mut out = anstream::stdout();
         use std::io::Write as _;
+        let mut out = anstream::stdout();
         let _ = write!(out, "{}", report.human());
         if args.diff || args.dry_run {
             let _ = write!(out, "{}", colorize_diff(&report.diff));
@@ -49,5 +135,34 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     if context.verbose {
         eprint!("{}", chosen.instance.stderr());
     }
-    Ok(if report.status == "failed" { Exit::EditsFailed } else { Exit::Ok })
+    Ok(exit)
+}
+
+fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {
+    Outcome {
+        edit: index as u32,
+        status: EditStatus::Failed,
+        kind: Some(kind),
+        message,
+        hint: None,
+        applied_path: None,
+        lines: None,
+    }
+}
+
+/// "Edit src/app.py, src/util.py (whole)"; long lists are shortened.
+fn default_message(format: &str, report: &ApplyReport) -> String {
+    let paths: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
+    let shown = if paths.len() > 3 {
+        format!("{} and {} more files", paths[..3].join(", "), paths.len() - 3)
+    } else {
+        paths.join(", ")
+    };
+    let mut message =
+        format!("Edit {shown} ({format})\n\nApplied by git agent-apply from a model's reply in the {format} format.\n");
+    for file in &report.files {
+        message += &format!("\n{} {}", file.action, file.path);
+    }
+    message.push('\n');
+    message
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use crate::config::ConfigError;
 use crate::registry::RegistryError;
 use crate::runtime::PluginError;
-use crate::transaction::SnapshotError;
+use crate::transaction::{SnapshotError, TxError};
 
 /// Exit codes of the CLI contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,5 +131,23 @@ impl From<RegistryError> for CommandError {
 impl From<SnapshotError> for CommandError {
     fn from(error: SnapshotError) -> Self {
         CommandError::new(Exit::EditsFailed, error.to_string()).hint("nothing was changed")
+    }
+}
+
+impl From<TxError> for CommandError {
+    fn from(error: TxError) -> Self {
+        match &error {
+            TxError::Moved { .. } | TxError::FileChanged { .. } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint("run the command again: the reply will be applied to the new state"),
+            TxError::Busy { .. } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint("wait for it to finish; if no run is active, `git agent-apply recover` clears a stale lock"),
+            TxError::Dirty { .. } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint("commit or stash your changes, or pass --dirty commit-first or --dirty include"),
+            TxError::Refused(_) => CommandError::new(Exit::EditsFailed, error.to_string()),
+            TxError::UnplannedChange { .. } => {
+                CommandError::usage(error.to_string()).hint("this is a bug in the format plugin; nothing was changed")
+            }
+            _ => CommandError::usage(error.to_string()),
+        }
     }
 }

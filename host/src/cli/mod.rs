@@ -8,6 +8,8 @@ mod formats;
 mod parse;
 mod prompt;
 mod read;
+mod recover;
+mod undo;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -62,6 +64,10 @@ enum Command {
     Formats(formats::FormatsArgs),
     /// Print a format's instructions for a model.
     Prompt(prompt::PromptArgs),
+    /// Revert the last agent commit.
+    Undo(undo::UndoArgs),
+    /// Finish or undo a run that was interrupted.
+    Recover(recover::RecoverArgs),
     /// Print shell completions.
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
@@ -104,6 +110,12 @@ pub struct ApplyArgs {
     /// Commit message.
     #[arg(short, long, value_name = "MSG")]
     message: Option<String>,
+    /// Edit files git ignores.
+    #[arg(long)]
+    allow_ignored: bool,
+    /// What to do with uncommitted changes in edited files (default: commit-first).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    dirty: Option<crate::transaction::DirtyPolicy>,
     /// Show a coloured unified diff of what was applied.
     #[arg(long)]
     diff: bool,
@@ -120,6 +132,8 @@ pub fn run() -> ExitCode {
         Some(Command::Apply(args)) => args.json,
         Some(Command::Parse(args)) => args.json,
         Some(Command::Formats(args)) => args.json,
+        Some(Command::Undo(args)) => args.json,
+        Some(Command::Recover(args)) => args.json,
         _ => false,
     };
     let result = match cli.command {
@@ -129,6 +143,8 @@ pub fn run() -> ExitCode {
         Some(Command::Read(args)) => read::run(&cli.global, &args),
         Some(Command::Formats(args)) => formats::run(&cli.global, &args),
         Some(Command::Prompt(args)) => prompt::run(&cli.global, &args),
+        Some(Command::Undo(args)) => undo::run(&cli.global, &args),
+        Some(Command::Recover(args)) => recover::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
         Some(Command::Man) => completions::man(Cli::command()),
     };

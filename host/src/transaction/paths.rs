@@ -17,6 +17,19 @@ pub enum PathError {
     SymlinkEscape { path: String },
 }
 
+impl PathError {
+    /// The path the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            PathError::Absolute { path }
+            | PathError::Escapes { path }
+            | PathError::GitDir { path }
+            | PathError::Empty { path }
+            | PathError::SymlinkEscape { path } => path,
+        }
+    }
+}
+
 /// `root/path` if `path` is a repo-relative path that stays inside the repo
 /// (also through symlinks of existing parent directories), else why not.
 pub fn check_path(root: &Path, path: &str) -> Result<PathBuf, PathError> {

@@ -1,0 +1,98 @@
+//! Bring the user's working tree and index up to date for the changed
+//! paths only: cost grows with the change, not with the repository.
+
+use std::path::Path;
+
+use git2::{Oid, Repository};
+
+use super::{TxError, fault};
+
+/// The new state of one path.
+#[derive(Debug, Clone)]
+pub struct PathUpdate {
+    pub path: String,
+    /// The new content's blob; `None` deletes the file.
+    pub blob: Option<Oid>,
+    pub executable: bool,
+    /// Whether the file still needs writing (false: it already holds `blob`,
+    /// only the index may need it).
+    pub write: bool,
+}
+
+/// The blob id the working-tree file at `path` would hash to, or `None` if
+/// it does not exist.
+pub fn current_blob(root: &Path, path: &str) -> Result<Option<Oid>, TxError> {
+    let full = root.join(path);
+    match std::fs::read(&full) {
+        Ok(bytes) => Oid::hash_object(git2::ObjectType::Blob, &bytes).map(Some).map_err(TxError::git),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(TxError::io(&full, e)),
+    }
+}
+
+/// Write each file atomically (temp file + rename in its directory), then
+/// update the index entries for these paths when `stage`.
+pub fn update(repo: &Repository, root: &Path, updates: &[PathUpdate], stage: bool) -> Result<(), TxError> {
+    for (n, update) in updates.iter().enumerate() {
+        if n == 1 {
+            fault::point("mid-worktree");
+        }
+        if !update.write {
+            continue;
+        }
+        let full = root.join(&update.path);
+        match update.blob {
+            Some(blob) => {
+                let content = repo.find_blob(blob).map_err(TxError::git)?;
+                write_atomically(&full, content.content(), update.executable)?;
+            }
+            None => match std::fs::remove_file(&full) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
+                _ => remove_empty_parents(root, &full),
+            },
+        }
+    }
+    if stage {
+        let mut index = repo.index().map_err(TxError::git)?;
+        for update in updates {
+            let path = Path::new(&update.path);
+            match update.blob {
+                Some(_) => index.add_path(path).map_err(TxError::git)?,
+                None => match index.remove_path(path) {
+                    Err(e) if e.code() != git2::ErrorCode::NotFound => return Err(TxError::git(e)),
+                    _ => {}
+                },
+            }
+        }
+        index.write().map_err(TxError::git)?;
+    }
+    Ok(())
+}
+
+fn write_atomically(full: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
+    let dir = full.parent().expect("repo paths have a parent");
+    std::fs::create_dir_all(dir).map_err(|e| TxError::io(dir, e))?;
+    let mut temp =
+        tempfile::Builder::new().prefix(".agent-apply-").tempfile_in(dir).map_err(|e| TxError::io(dir, e))?;
+    std::io::Write::write_all(&mut temp, bytes).map_err(|e| TxError::io(full, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = if executable { 0o755 } else { 0o644 };
+        temp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).map_err(|e| TxError::io(full, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    temp.persist(full).map_err(|e| TxError::io(full, e.error))?;
+    Ok(())
+}
+
+fn remove_empty_parents(root: &Path, file: &Path) {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d == root || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}

@@ -1,0 +1,161 @@
+//! Killed at any stage, the repository is before or after; recovery (by
+//! `recover` or by the next run) finishes an interrupted working-tree update.
+//! Two appliers racing never lose an update.
+
+use agent_apply::transaction::fault::STAGES;
+
+use crate::repo::{TestRepo, whole_reply};
+
+const BEFORE: &[(&str, &str)] = &[("a.txt", "a\n"), ("b.txt", "b\n")];
+const AFTER: &[(&str, &str)] = &[("a.txt", "A\n"), ("b.txt", "B\n"), ("c/new.txt", "C\n")];
+
+/// HEAD, the working tree and the index agree, and hold `files`.
+fn assert_consistent(repo: &TestRepo, files: &[(&str, &str)], absent: &[&str]) {
+    for (path, content) in files {
+        assert_eq!(repo.committed(path).as_deref(), Some(*content), "{path} in HEAD");
+        assert_eq!(repo.read(path).as_deref(), Some(content.as_bytes()), "{path} in the working tree");
+    }
+    for path in absent {
+        assert_eq!(repo.read(path), None, "{path} must not exist");
+    }
+    assert_eq!(repo.status(), "", "index and working tree match HEAD");
+    repo.fsck();
+}
+
+#[test]
+fn killed_at_each_stage_then_recovered_is_before_or_after() {
+    for stage in STAGES {
+        let repo = TestRepo::with(BEFORE);
+        let old = repo.head();
+        let out = repo
+            .apply()
+            .args(["--format", "whole"])
+            .env("AGENT_APPLY_FAULT", stage)
+            .write_stdin(whole_reply(AFTER))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{stage}: the fault must kill the run");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("injected fault"), "{stage}");
+        let moved = repo.head() != old;
+        repo.apply().arg("recover").assert().success();
+        if moved {
+            assert_consistent(&repo, AFTER, &[]);
+        } else {
+            assert_consistent(&repo, BEFORE, &["c/new.txt"]);
+        }
+        let expect_moved = !matches!(*stage, "after-objects" | "after-journal");
+        assert_eq!(moved, expect_moved, "{stage}");
+        assert!(!repo.path().join(".git/agent-apply/journal.json").exists(), "{stage}: journal cleared");
+    }
+}
+
+#[test]
+fn the_next_run_finishes_an_interrupted_one_first() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "mid-worktree")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_ne!(repo.status(), "", "the crash left the working tree half updated");
+    repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("d.txt", "D\n")])).assert().success();
+    assert_consistent(&repo, &[("a.txt", "A\n"), ("b.txt", "B\n"), ("c/new.txt", "C\n"), ("d.txt", "D\n")], &[]);
+}
+
+#[test]
+fn recovery_never_overwrites_later_user_edits() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "after-ref")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    repo.write("b.txt", "the user typed this after the crash\n");
+    let out = repo.apply().args(["recover", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["recovery"]["left"][0], "b.txt");
+    assert_eq!(repo.read("b.txt").unwrap(), b"the user typed this after the crash\n");
+    assert_eq!(repo.read("a.txt").unwrap(), b"A\n");
+}
+
+#[test]
+fn no_commit_mode_is_crash_safe_too() {
+    for stage in ["after-journal", "mid-worktree"] {
+        let repo = TestRepo::with(BEFORE);
+        let out = repo
+            .apply()
+            .args(["--format", "whole", "--no-commit"])
+            .env("AGENT_APPLY_FAULT", stage)
+            .write_stdin(whole_reply(AFTER))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        repo.apply().arg("recover").assert().success();
+        for (path, content) in AFTER {
+            assert_eq!(repo.read(path).as_deref(), Some(content.as_bytes()), "{stage}: {path}");
+        }
+    }
+}
+
+#[test]
+fn racing_appliers_never_lose_an_update() {
+    const ROUNDS: usize = 12;
+    let mut conflicts = 0;
+    for round in 0..ROUNDS {
+        let overlapping = round % 2 == 1;
+        let repo = TestRepo::with(BEFORE);
+        let ours = whole_reply(&[("a.txt", &format!("first {round}\n"))]);
+        let theirs_path = if overlapping { "a.txt" } else { "b.txt" };
+        let theirs = whole_reply(&[(theirs_path, &format!("second {round}\n"))]);
+        let spawn = |reply: String| {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"));
+            cmd.current_dir(repo.path())
+                .args(["--format", "whole", "-"])
+                .env("AGENT_APPLY_CACHE_DIR", crate::common::shared_cache())
+                .env("AGENT_APPLY_CONFIG", "/nonexistent")
+                .env("GIT_AUTHOR_NAME", "T")
+                .env("GIT_AUTHOR_EMAIL", "t@x")
+                .env("GIT_COMMITTER_NAME", "T")
+                .env("GIT_COMMITTER_EMAIL", "t@x")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = cmd.spawn().unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), reply.as_bytes()).unwrap();
+            child
+        };
+        let (a, b) = (spawn(ours.clone()), spawn(theirs.clone()));
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let mut winners = Vec::new();
+        for (out, path, content) in
+            [(&a, "a.txt", format!("first {round}\n")), (&b, theirs_path, format!("second {round}\n"))]
+        {
+            match out.status.code() {
+                Some(0) => winners.push((path, content)),
+                Some(4) => {
+                    conflicts += 1;
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    assert!(stderr.contains("while the edits were being applied"), "{stderr}");
+                }
+                other => panic!("round {round}: exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+            }
+        }
+        assert!(!winners.is_empty(), "round {round}: someone wins");
+        let commits: usize = repo.git(&["rev-list", "--count", "HEAD"]).trim().parse().unwrap();
+        assert_eq!(commits, 1 + winners.len(), "round {round}: every success is in the history");
+        if !overlapping || winners.len() == 1 {
+            for (path, content) in &winners {
+                assert_eq!(repo.committed(path).as_deref(), Some(content.as_str()), "round {round}: {path}");
+            }
+        }
+        assert_eq!(repo.status(), "", "round {round}");
+        repo.fsck();
+    }
+    eprintln!("{ROUNDS} races, {conflicts} clean conflicts");
+}
