@@ -127,7 +127,7 @@ fn paths_outside_the_repo_are_refused() {
         .write_stdin("../escape.txt\n```\nx\n```\n")
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("leaves the repository"));
+        .stdout(predicate::str::contains("FAILED (forbidden)").and(predicate::str::contains("leaves the repository")));
 }
 
 #[test]
