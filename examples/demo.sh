@@ -23,5 +23,12 @@ step git agent-apply --dry-run examples/replies/whole.md
 "$bin" --repo "$repo" --dry-run "$here/replies/whole.md"
 step "git agent-apply --dry-run examples/replies/whole-elided.md   # refused: it would delete code"
 "$bin" --repo "$repo" --dry-run --format whole "$here/replies/whole-elided.md" || echo "(exit $?: nothing was changed)"
-step git agent-apply read --format whole src/greet.py --lines 1-2
-(cd "$repo" && "$bin" read --format whole src/greet.py --lines 1-2)
+step "git agent-apply examples/replies/editblock.md   # applied and committed"
+"$bin" --repo "$repo" "$here/replies/editblock.md"
+git -C "$repo" log --oneline
+step "git agent-apply --json examples/replies/udiff.md   # the first edit changed the context: refused, with a reflection"
+"$bin" --repo "$repo" --json "$here/replies/udiff.md" || echo "(exit $?: nothing was changed)"
+step git agent-apply undo
+"$bin" --repo "$repo" undo
+step git agent-apply read --format hashline src/greet.py --lines 1-2
+(cd "$repo" && "$bin" read --format hashline src/greet.py --lines 1-2)

@@ -29,7 +29,6 @@ pub use error::{CommandError, Exit};
     bin_name = "git agent-apply",
     version,
     about,
-    args_conflicts_with_subcommands = true,
     after_help = "With no subcommand, `apply` is assumed: `git agent-apply reply.md` applies reply.md."
 )]
 pub struct Cli {
