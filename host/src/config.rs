@@ -37,6 +37,9 @@ pub struct Config {
     pub plugins: BTreeMap<String, PluginConfig>,
     /// What to do with uncommitted changes in edited files.
     pub dirty: Option<crate::transaction::DirtyPolicy>,
+    /// Commit message template: `{format}`, `{files}` (comma-separated) and
+    /// `{summary}` (the default first line) are replaced.
+    pub commit_message: Option<String>,
     /// Commands run in the sandbox before every commit.
     #[serde(default)]
     pub checks: Vec<String>,
@@ -109,6 +112,9 @@ impl Config {
             self.dirty = over.dirty;
         }
         self.checks.extend(over.checks);
+        if over.commit_message.is_some() {
+            self.commit_message = over.commit_message;
+        }
         self.limits.plugin_timeout_ms = over.limits.plugin_timeout_ms.or(self.limits.plugin_timeout_ms);
         self.limits.plugin_memory_mib = over.limits.plugin_memory_mib.or(self.limits.plugin_memory_mib);
         self.plugins.extend(over.plugins);

@@ -105,7 +105,7 @@ fn no_commit_mode_is_crash_safe_too() {
 
 #[test]
 fn racing_appliers_never_lose_an_update() {
-    const ROUNDS: usize = 12;
+    const ROUNDS: usize = 30;
     let mut conflicts = 0;
     for round in 0..ROUNDS {
         let overlapping = round % 2 == 1;

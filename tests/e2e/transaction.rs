@@ -324,3 +324,15 @@ fn crlf_bom_and_missing_newline_survive_a_commit() {
     assert_eq!(repo.read("w.txt").unwrap(), "\u{feff}a\r\nc".as_bytes());
     assert_eq!(repo.status(), "");
 }
+
+#[test]
+fn commit_message_from_flag_or_config_template() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    repo.apply().args(["--format", "whole", "-m", "my message"]).write_stdin(whole_reply(&[("a.txt", "b\n")])).assert().success();
+    assert_eq!(repo.git(&["log", "-1", "--format=%B"]), "my message\n\nAgent-Apply: whole\n\n");
+    repo.write(".agent-apply.toml", "commit-message = \"agent({format}): {files}\"\n");
+    repo.git(&["add", ".agent-apply.toml"]);
+    repo.git(&["commit", "-qm", "config"]);
+    repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", "c\n")])).assert().success();
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "agent(whole): a.txt\n");
+}

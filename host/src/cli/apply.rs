@@ -101,7 +101,9 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             repo.write_worktree(&snapshots, &planned, &changes)?;
             report.mark_written();
         } else {
-            let message = args.message.clone().unwrap_or_else(|| default_message(&chosen.entry.name, &report));
+            let message = args.message.clone().unwrap_or_else(|| {
+                commit_message(context.config.commit_message.as_deref(), &chosen.entry.name, &report)
+            });
             let request = CommitRequest {
                 message,
                 format: &chosen.entry.name,
@@ -150,16 +152,20 @@ fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {
     }
 }
 
-/// "Edit src/app.py, src/util.py (whole)"; long lists are shortened.
-fn default_message(format: &str, report: &ApplyReport) -> String {
+/// The commit message: the config template if there is one, else
+/// "Edit src/app.py, src/util.py (whole)" and a body listing the files.
+fn commit_message(template: Option<&str>, format: &str, report: &ApplyReport) -> String {
     let paths: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
     let shown = if paths.len() > 3 {
         format!("{} and {} more files", paths[..3].join(", "), paths.len() - 3)
     } else {
         paths.join(", ")
     };
-    let mut message =
-        format!("Edit {shown} ({format})\n\nApplied by git agent-apply from a model's reply in the {format} format.\n");
+    let summary = format!("Edit {shown} ({format})");
+    if let Some(template) = template {
+        return template.replace("{format}", format).replace("{files}", &paths.join(", ")).replace("{summary}", &summary);
+    }
+    let mut message = format!("{summary}\n\nApplied by git agent-apply from a model's reply in the {format} format.\n");
     for file in &report.files {
         message += &format!("\n{} {}", file.action, file.path);
     }
