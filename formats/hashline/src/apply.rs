@@ -293,7 +293,8 @@ pub fn apply_to_file(
     let mut results: HashMap<usize, Result<Applied, EditFailure>> = HashMap::new();
     let mut plans: Vec<Plan> = Vec::new();
     let mut stale: Vec<(usize, Vec<Stale>)> = Vec::new();
-    let label = |i: usize| edits.iter().find(|(j, _)| *j == i).map(|(_, e)| e.label.clone()).unwrap_or_default();
+    let by_index: HashMap<usize, &HashEdit> = edits.iter().map(|&(i, e)| (i, e)).collect();
+    let label = |i: usize| by_index.get(&i).map(|e| e.label.clone()).unwrap_or_default();
     for &(index, edit) in edits {
         match plan(&snap, index, edit, settings) {
             Planned::Ok(p) => plans.push(p),
@@ -309,7 +310,8 @@ pub fn apply_to_file(
     if !stale.is_empty() {
         let windows: Vec<LineRange> = stale.iter().flat_map(|(_, s)| s.iter().map(|s| s.window)).collect();
         let merged = merge_ranges(&windows, snap.len());
-        let marked: Vec<u32> = stale.iter().flat_map(|(_, s)| s.iter().map(|s| s.anchor.line)).collect();
+        let marked: std::collections::HashSet<u32> =
+            stale.iter().flat_map(|(_, s)| s.iter().map(|s| s.anchor.line)).collect();
         let len = settings.hash_length;
         let view = render_ranges(content, &merged, |n, line| {
             let tag = crate::hash::view_line(n, line, len);
@@ -432,7 +434,7 @@ pub fn apply_to_file(
             message.push_str("; ");
             message.push_str(note);
         }
-        if edits.iter().any(|(i, e)| *i == p.index && e.stripped_prefixes) {
+        if by_index.get(&p.index).is_some_and(|e| e.stripped_prefixes) {
             message.push_str("; copied `N:hh|` prefixes were removed from its text");
         }
         results.insert(p.index, Ok(Applied { message, lines: Some(p.lines()), applied_path: None }));

@@ -197,7 +197,13 @@ impl Format for Hashline {
     fn detect(&self, reply: &str) -> f32 {
         let ops = ["\"set_line\"", "\"replace_lines\"", "\"insert_after\""];
         let has_edits = reply.contains("\"edits\"");
-        let has_op = ops.iter().any(|o| reply.contains(o));
+        // An operation counts as a JSON key (`"set_line": {`), and not on the
+        // `+`/`-` lines of a diff that merely edits such JSON.
+        let has_op = lines_with_endings(reply).filter(|l| !l.starts_with(['+', '-'])).any(|line| {
+            ops.iter().any(|op| {
+                line.match_indices(op).any(|(at, _)| line[at + op.len()..].trim_start().starts_with(':'))
+            })
+        });
         match (has_edits, has_op) {
             (true, true) => 0.95,
             (false, true) => 0.6,

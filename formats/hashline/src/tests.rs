@@ -483,3 +483,22 @@ fn example_reply_applies_to_example_files() {
     assert!(Plugin::detect(&Hashline, &info.example_reply) > 0.9);
     assert_eq!(Plugin::detect(&Hashline, "<<<<<<< SEARCH\n"), 0.0);
 }
+
+#[test]
+fn many_edits_on_a_big_file() {
+    let file = numbered(20_000);
+    let tag = |l: usize, len: usize| format!("{l}:{}", hex(line_hash(&format!("line {l}")), len));
+    let edits: Vec<String> = (1..=20_000).step_by(4).map(|l| set(&tag(l, 2), "x")).collect();
+    let (_, out) = apply(&[("f", &file)], &edit_json("f", &edits));
+    assert!(failed(&out).is_empty());
+    let after = written(&out, "f");
+    assert_eq!(after.lines().count(), 20_000);
+    assert_eq!(after.lines().filter(|l| *l == "x").count(), 5_000);
+    // A hundred stale anchors (8-digit hashes, so none relocates by chance): one merged range.
+    let edits: Vec<String> = (1..=400).step_by(4).map(|l| set(&tag(l, 8), "x")).collect();
+    let shifted = file.replace("line ", "row ");
+    let (_, out) = apply_with(&[("f", &shifted)], &edit_json("f", &edits), &opts(&[("hash-length", "8")]));
+    assert_eq!(failed(&out).len(), 100);
+    assert!(failed(&out)[0].message.contains("Fresh lines 1-405 of f"), "{}", failed(&out)[0].message);
+    assert_eq!(failed(&out)[0].hint.as_deref().unwrap().lines().count(), 1 + 405 + 1);
+}
