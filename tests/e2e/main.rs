@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod corpus;
 mod crash;
+mod detect;
 mod repo;
 mod sandbox;
 mod transaction;

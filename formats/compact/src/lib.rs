@@ -188,11 +188,19 @@ impl Format for Compact {
     }
 
     fn detect(&self, reply: &str) -> f32 {
-        let headers = lines_with_endings(reply).filter(|l| matches!(parse::header(l), Some(Ok(_)))).count();
-        let blocks = agent_apply_sdk::fence::fenced_blocks(reply)
-            .iter()
-            .filter(|b| matches!(parse::info_range(b.info), Some(Ok(_))))
-            .count();
+        let fences = agent_apply_sdk::fence::fenced_blocks(reply);
+        // A header deep inside a fenced block is file content (a whole file that
+        // mentions `path:N-M`), not an edit; the first body line still counts.
+        let inside = |at: usize| fences.iter().any(|b| at > b.body_start && at < b.body_end);
+        let mut at = 0;
+        let mut headers = 0;
+        for line in lines_with_endings(reply) {
+            if !inside(at) && matches!(parse::header(line), Some(Ok(_))) {
+                headers += 1;
+            }
+            at += line.len();
+        }
+        let blocks = fences.iter().filter(|b| matches!(parse::info_range(b.info), Some(Ok(_)))).count();
         if headers + blocks > 0 { 0.8 } else { 0.0 }
     }
 
