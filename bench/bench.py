@@ -1,0 +1,596 @@
+"""agent-apply beside git and GNU patch, in one run (issue 10).
+
+    python3 bench/bench.py --bin target/release/git-agent-apply [--quick]
+
+Every input is generated here from fixed seeds; nothing is downloaded. Each
+case alternates ours and the peer run by run (so machine noise hits both
+alike), after a warm-up, and reports medians. Peak memory is each child's
+own max RSS, from os.wait4. Prints a markdown table and writes the same rows
+as JSON to bench/results/latest.json. Targets are reported, not enforced.
+"""
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CACHE = os.path.join(HERE, ".cache")
+RESULTS = os.path.join(HERE, "results")
+GEN_VERSION = 1  # bump when a generator changes, so cached repos are rebuilt
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "AGENT_APPLY_CONFIG": "/nonexistent",
+    "LC_ALL": "C",
+}
+
+
+class Failed(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- processes
+
+def run_timed(cmd, env, cwd=None, stdin_path=None):
+    """Runs cmd; returns (seconds, max RSS in KiB). Raises Failed on a
+    non-zero exit, with the end of stderr."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=stdin,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if stdin_path:
+            stdin.close()
+    if proc.returncode != 0:
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+        raise Failed(f"{os.path.basename(cmd[0])} exit {proc.returncode}: " + " / ".join(tail))
+    return elapsed, usage.ru_maxrss
+
+
+def run_seq(cmds, env, cwd=None):
+    """Several commands one after another (a peer that is `a && b`)."""
+    total, rss = 0.0, 0
+    for cmd in cmds:
+        t, r = run_timed(cmd, env, cwd)
+        total += t
+        rss = max(rss, r)
+    return total, rss
+
+
+def sh(cmd, cwd=None, env=None, input=None):
+    return subprocess.run(cmd, cwd=cwd, env=env, input=input, check=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout
+
+
+def measure(ours, peer, reset=None, runs=5, warmup=1):
+    """Alternates ours() and peer() (each returning (secs, rss)), calling
+    reset() before every call. Returns dict of medians and peak RSS."""
+    a, b = [], []
+    for i in range(warmup + runs):
+        for fn, acc in ((ours, a), (peer, b)):
+            if fn is None:
+                continue
+            if reset:
+                reset()
+            t, r = fn()
+            if i >= warmup:
+                acc.append((t, r))
+    out = {"runs": runs}
+    if a:
+        out["ours_s"] = statistics.median(t for t, _ in a)
+        out["ours_rss_kib"] = max(r for _, r in a)
+    if b:
+        out["peer_s"] = statistics.median(t for t, _ in b)
+        out["peer_rss_kib"] = max(r for _, r in b)
+    return out
+
+
+# ---------------------------------------------------------------- generators
+
+def gen_source(tag, nfuncs, seed):
+    """Python-looking lines, every non-blank one unique in the file (it
+    carries its function number), 6 lines per function."""
+    rnd = random.Random(seed)
+    lines = []
+    for k in range(nfuncs):
+        r = [rnd.randrange(1000) for _ in range(4)]
+        lines += [
+            f"def {tag}_{k}(x, y):",
+            f"    total_{k} = x * {r[0]} + y",
+            f"    if total_{k} > {r[1]}:",
+            f"        return total_{k} - {r[2]}",
+            f"    return total_{k} + {r[3]}",
+            "",
+        ]
+    return lines
+
+
+def new_body(k, count):
+    return [f"        value_{k}_{j} = total_{k} * {j} + {k % 97}  # changed" for j in range(count - 1)] + \
+        [f"        return value_{k}_0 - {count}"]
+
+
+def changes_every(lines, step_funcs, new_count):
+    """Replace the `return total_k - r` line of every step_funcs-th function
+    with new_count lines. Changes are >= 12 lines apart, so 3-line-context
+    hunks never overlap."""
+    out = []
+    for start in range(0, len(lines), 6 * step_funcs):
+        k = start // 6
+        out.append((start + 3, new_body(k, new_count)))
+    return out
+
+
+def apply_changes(lines, changes):
+    new, prev = [], 0
+    for i, repl in changes:
+        new += lines[prev:i] + repl
+        prev = i + 1
+    return new + lines[prev:]
+
+
+def text(lines):
+    return "".join(l + "\n" for l in lines)
+
+
+def unified_diff(path, lines, changes, context=3):
+    out = [f"diff --git a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}"]
+    offset = 0
+    for i, repl in changes:
+        s, e = max(0, i - context), min(len(lines), i + context + 1)
+        old = lines[s:e]
+        new = lines[s:i] + repl + lines[i + 1:e]
+        out.append(f"@@ -{s + 1},{len(old)} +{s + 1 + offset},{len(new)} @@")
+        out += [" " + l for l in lines[s:i]] + ["-" + lines[i]] + ["+" + l for l in repl] + \
+            [" " + l for l in lines[i + 1:e]]
+        offset += len(repl) - 1
+    return text(out)
+
+
+def reply_udiff(path, lines, changes, _hashes=None):
+    return "```diff\n" + unified_diff(path, lines, changes) + "```\n\n"
+
+
+def reply_editblock(path, lines, changes, _hashes=None):
+    parts = []
+    for i, repl in changes:
+        parts.append(f"{path}\n```python\n<<<<<<< SEARCH\n{lines[i]}\n=======\n"
+                     + text(repl) + ">>>>>>> REPLACE\n```\n\n")
+    return "".join(parts)
+
+
+def reply_whole(path, lines, changes, _hashes=None):
+    return f"{path}\n```python\n" + text(apply_changes(lines, changes)) + "```\n\n"
+
+
+def reply_compact(path, lines, changes, _hashes=None):
+    return "".join(f"{path}:{i + 1}-{i + 1}\n```python\n" + text(repl) + "```\n\n"
+                   for i, repl in changes)
+
+
+def reply_hashline(path, lines, changes, hashes):
+    edits = [{"set_line": {"anchor": f"{i + 1}:{hashes[i]}", "new_text": "\n".join(repl)}}
+             for i, repl in changes]
+    return "```json\n" + json.dumps({"path": path, "edits": edits}, indent=1) + "\n```\n\n"
+
+
+FORMATS = {
+    "whole": reply_whole,
+    "editblock": reply_editblock,
+    "udiff": reply_udiff,
+    "compact": reply_compact,
+    "hashline": reply_hashline,
+}
+
+
+def hashline_hashes(binary, env, repo, path):
+    view = sh([binary, "read", "--format", "hashline", path], cwd=repo, env=env).decode()
+    hashes = []
+    for line in view.splitlines():
+        head, sep, _ = line.partition("|")
+        if sep and ":" in head and head.split(":")[0].strip().isdigit():
+            hashes.append(head.split(":")[1])
+    return hashes
+
+
+def init_repo(repo):
+    os.makedirs(repo, exist_ok=True)
+    sh(["git", "init", "-q", "-b", "main", repo])
+    sh(["git", "-C", repo, "config", "user.name", "bench"])
+    sh(["git", "-C", repo, "config", "user.email", "bench@example.com"])
+
+
+def commit_all(repo, env):
+    sh(["git", "-C", repo, "add", "-A"], env=env)
+    sh(["git", "-C", repo, "commit", "-q", "-m", "base"], env=env)
+    return sh(["git", "-C", repo, "rev-parse", "HEAD"]).decode().strip()
+
+
+def big_repo(nfiles):
+    """A repo of nfiles tracked, checked-out files, made with fast-import and
+    cached under bench/.cache/ by its parameters."""
+    repo = os.path.join(CACHE, f"repo-{nfiles}-v{GEN_VERSION}")
+    if os.path.exists(os.path.join(repo, ".git", "bench-ready")):
+        return repo
+    shutil.rmtree(repo, ignore_errors=True)
+    init_repo(repo)
+    rnd = random.Random(nfiles)
+    chunks = []
+    for i in range(nfiles):
+        body = "".join(f"line {j} of file {i}: {rnd.randrange(10**9)}\n" for j in range(12)).encode()
+        chunks.append(b"blob\nmark :%d\ndata %d\n%s\n" % (i + 1, len(body), body))
+    msg = b"base\n"
+    chunks.append(b"commit refs/heads/main\ncommitter bench <bench@example.com> 1700000000 +0000\n"
+                  b"data %d\n%s" % (len(msg), msg))
+    for i in range(nfiles):
+        chunks.append(b"M 100644 :%d %s\n" % (i + 1, big_repo_path(i).encode()))
+    chunks.append(b"\n")
+    sh(["git", "-C", repo, "fast-import", "--quiet"], input=b"".join(chunks))
+    sh(["git", "-C", repo, "reset", "-q", "--hard", "main"])
+    open(os.path.join(repo, ".git", "bench-ready"), "w").close()
+    return repo
+
+
+def big_repo_path(i):
+    return f"src/d{i // 500:04d}/f{i:06d}.txt"
+
+
+# ---------------------------------------------------------------- rows
+
+def row(results, n, case, peer_name, m, target=None, passed=None, note=""):
+    r = {"row": n, "case": case, "peer": peer_name, "runs": m.get("runs"),
+         "ours_ms": ms(m.get("ours_s")), "peer_ms": ms(m.get("peer_s")),
+         "ratio": (round(m["ours_s"] / m["peer_s"], 2)
+                   if m.get("ours_s") and m.get("peer_s") else None),
+         "ours_max_rss_kib": m.get("ours_rss_kib"), "peer_max_rss_kib": m.get("peer_rss_kib"),
+         "target": target, "pass": passed, "note": note}
+    for k, v in m.items():
+        if k not in ("runs", "ours_s", "peer_s", "ours_rss_kib", "peer_rss_kib"):
+            r[k] = v
+    results.append(r)
+    print(f"  {case}: ours {r['ours_ms']} ms, {peer_name} {r['peer_ms']} ms, "
+          f"ratio {r['ratio']} {note}", file=sys.stderr, flush=True)
+    return r
+
+
+def ms(s):
+    return None if s is None else round(s * 1000, 2)
+
+
+def failed_row(results, n, case, peer_name, err, target=None):
+    results.append({"row": n, "case": case, "peer": peer_name, "ours_ms": None, "peer_ms": None,
+                    "ratio": None, "target": target, "pass": False if target else None,
+                    "note": f"FAILED: {err}"})
+    print(f"  {case}: FAILED {err}", file=sys.stderr, flush=True)
+
+
+def row1(ctx, results):
+    work = tempfile.mkdtemp(prefix="bench-r1-", dir=ctx.tmp)
+    cache = os.path.join(work, "cache")
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=cache)
+    ours = [ctx.bin, "formats"]
+    peer = ["git", "version"]
+    cold = measure(lambda: run_timed(ours, env, work), lambda: run_timed(peer, env, work),
+                   reset=lambda: shutil.rmtree(cache, ignore_errors=True), runs=ctx.runs)
+    row(results, 1, "cold start: `formats`, empty component cache", "`git version`", cold,
+        note="process start baseline")
+    warm = measure(lambda: run_timed(ours, env, work), lambda: run_timed(peer, env, work),
+                   runs=ctx.runs, warmup=2)
+    ok = warm["ours_s"] < 0.010
+    row(results, 1, "warm start: `formats`, cached components", "`git version`", warm,
+        "< 10 ms", ok)
+
+
+def row2(ctx, results, nfiles):
+    case = f"one-edit commit, {nfiles:,} tracked files"
+    peer_name = "`git apply --index && git commit -q`"
+    t0 = time.perf_counter()
+    repo = big_repo(nfiles)
+    print(f"  (repo of {nfiles} files ready in {time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    base = sh(["git", "-C", repo, "rev-parse", "main"]).decode().strip()
+    sh(["git", "-C", repo, "reset", "-q", "--hard", base])
+    path = big_repo_path(nfiles // 2)
+    with open(os.path.join(repo, path)) as f:
+        lines = f.read().splitlines()
+    changes = [(6, ["line 6 was changed by the bench"])]
+    work = tempfile.mkdtemp(prefix="bench-r2-", dir=ctx.tmp)
+    patch, reply = os.path.join(work, "change.patch"), os.path.join(work, "reply.md")
+    with open(patch, "w") as f:
+        f.write(unified_diff(path, lines, changes))
+    with open(reply, "w") as f:
+        f.write("Here is the change:\n\n" + reply_udiff(path, lines, changes))
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
+    ours = [ctx.bin, "--format", "udiff", "-m", "bench edit", reply]
+    peer = [["git", "apply", "--index", patch], ["git", "commit", "-q", "-m", "bench edit"]]
+
+    def reset():
+        sh(["git", "reset", "-q", "--hard", base], cwd=repo)
+
+    def ours_fn():
+        r = run_timed(ours, env, repo)
+        if sh(["git", "rev-parse", "HEAD"], cwd=repo).decode().strip() == base:
+            raise Failed("no commit was made")
+        return r
+
+    try:
+        m = measure(ours_fn, lambda: run_seq(peer, env, repo), reset, runs=ctx.runs)
+    except Failed as e:
+        failed_row(results, 2, case, peer_name, e, "<= 1.5x")
+        return None
+    finally:
+        reset()
+    ratio = m["ours_s"] / m["peer_s"]
+    return row(results, 2, case, peer_name, m, "<= 1.5x", ratio <= 1.5)
+
+
+def row3(ctx, results):
+    case = "`--no-commit` of a 20-hunk diff on a 20,000-line file"
+    work = tempfile.mkdtemp(prefix="bench-r3-", dir=ctx.tmp)
+    repo = os.path.join(work, "repo")
+    init_repo(repo)
+    lines = gen_source("big", 20000 // 6 + 1, 3)[:20000]
+    with open(os.path.join(repo, "big.py"), "w") as f:
+        f.write(text(lines))
+    commit_all(repo, ctx.env)
+    nf = len(lines) // 6
+    changes = [((k * nf // 20) * 6 + 3, new_body(k, 1)) for k in range(20)]
+    patch, reply = os.path.join(work, "change.patch"), os.path.join(work, "reply.md")
+    with open(patch, "w") as f:
+        f.write(unified_diff("big.py", lines, changes))
+    with open(reply, "w") as f:
+        f.write(reply_udiff("big.py", lines, changes))
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
+    ours = lambda: run_timed([ctx.bin, "--format", "udiff", "--no-commit", reply], env, repo)
+    reset = lambda: sh(["git", "checkout", "-q", "--", "."], cwd=repo)
+    try:
+        m = measure(ours, lambda: run_timed(["git", "apply", patch], env, repo), reset, runs=ctx.runs)
+        ratio = m["ours_s"] / m["peer_s"]
+        row(results, 3, case, "`git apply`", m, "<= 2x", ratio <= 2)
+        m = measure(ours, lambda: run_timed(["patch", "-p1", "-s", "-i", patch], env, repo), reset,
+                    runs=ctx.runs)
+        row(results, 3, case, "`patch -p1`", m)
+    except Failed as e:
+        failed_row(results, 3, case, "`git apply`", e, "<= 2x")
+
+
+def row4(ctx, results):
+    """One SEARCH/REPLACE block near the end of the file, exact and with
+    the indentation lost (the ladder's leading-whitespace level)."""
+    times = {}
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
+    for n in (5000, 50000):
+        work = tempfile.mkdtemp(prefix="bench-r4-", dir=ctx.tmp)
+        repo = os.path.join(work, "repo")
+        init_repo(repo)
+        lines = gen_source("mod", n // 6 + 1, 4)[:n]
+        with open(os.path.join(repo, "mod.py"), "w") as f:
+            f.write(text(lines))
+        commit_all(repo, ctx.env)
+        k = (n // 6) - 3
+        i = k * 6
+        search = lines[i + 2:i + 5]
+        repl = [search[0], "        return 0", search[2]]
+        exact = os.path.join(work, "exact.md")
+        drift = os.path.join(work, "drift.md")
+        for fname, s, r in ((exact, search, repl),
+                            (drift, [l[4:] for l in search], [l[4:] for l in repl])):
+            with open(fname, "w") as f:
+                f.write("mod.py\n```python\n<<<<<<< SEARCH\n" + text(s) + "=======\n" + text(r)
+                        + ">>>>>>> REPLACE\n```\n")
+        cmd = lambda reply: [ctx.bin, "--format", "editblock", "--dry-run", reply]
+        try:
+            m = measure(lambda: run_timed(cmd(drift), env, repo),
+                        lambda: run_timed(cmd(exact), env, repo), runs=ctx.runs)
+        except Failed as e:
+            failed_row(results, 4, f"editblock, indentation drift, {n:,}-line file", "exact match", e,
+                       "drift <= 5x exact")
+            return
+        times[n] = m
+        ratio = m["ours_s"] / m["peer_s"]
+        row(results, 4, f"editblock, indentation drift, {n:,}-line file (`--dry-run`)",
+            "same block, exact match", m, "drift <= 5x exact", ratio <= 5)
+    if len(times) == 2:
+        for label, key in (("drift", "ours_s"), ("exact", "peer_s")):
+            big, small = times[50000][key], times[5000][key]
+            m = {"runs": ctx.runs, "ours_s": big, "peer_s": small}
+            row(results, 4, f"editblock {label}: 50,000-line file", f"5,000-line file ({label})", m,
+                "<= 12x", big / small <= 12)
+
+
+def row5(ctx, results, target_bytes):
+    label = f"{target_bytes / 1e6:g} MB"
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
+    for fmt, make in FORMATS.items():
+        case = f"throughput, {label} `{fmt}` reply (`--no-commit`)"
+        work = tempfile.mkdtemp(prefix=f"bench-r5-{fmt}-", dir=ctx.tmp)
+        repo = os.path.join(work, "repo")
+        init_repo(repo)
+        reply_parts, diff_parts, size, i = [], [], 0, 0
+        per_file_funcs = 2000  # ~12,000 lines, ~300 KB per file
+        files = []
+        while size < target_bytes:
+            path = f"pkg/m{i:03d}.py"
+            lines = gen_source(f"m{i}", per_file_funcs, 500 + i)
+            os.makedirs(os.path.join(repo, "pkg"), exist_ok=True)
+            with open(os.path.join(repo, path), "w") as f:
+                f.write(text(lines))
+            changes = changes_every(lines, 2, 8)
+            # only as many changes as the size needs
+            files.append((path, lines, changes))
+            hashes = hashline_hashes(ctx.bin, env, repo, path) if fmt == "hashline" else None
+            part = make(path, lines, changes, hashes)
+            if size + len(part) > target_bytes and len(changes) > 1:
+                # trim the last file's changes so the reply lands near the target
+                keep = max(1, int(len(changes) * (target_bytes - size) / len(part)))
+                changes = changes[:keep]
+                part = make(path, lines, changes, hashes)
+            reply_parts.append(part)
+            diff_parts.append(unified_diff(path, lines, changes))
+            size += len(part)
+            i += 1
+        base = commit_all(repo, ctx.env)
+        reply, patch = os.path.join(work, "reply.md"), os.path.join(work, "change.patch")
+        body = "".join(reply_parts)
+        with open(reply, "w") as f:
+            f.write(body)
+        with open(patch, "w") as f:
+            f.write("".join(diff_parts))
+        nbytes = len(body.encode())
+        reset = lambda: sh(["git", "checkout", "-q", "--", "."], cwd=repo)
+        ours = lambda: run_timed([ctx.bin, "--format", fmt, "--no-commit", reply], env, repo)
+        peer = lambda: run_timed(["git", "apply", patch], env, repo)
+        try:
+            m = measure(ours, peer, reset, runs=ctx.runs_slow)
+        except Failed as e:
+            failed_row(results, 5, case + f" [{nbytes:,} bytes]", "`git apply` (same change)", e,
+                       ">= 50 MB/s")
+            results[-1]["reply_bytes"] = nbytes
+            continue
+        finally:
+            reset()
+        mbps = nbytes / 1e6 / m["ours_s"]
+        m["reply_bytes"] = nbytes
+        m["ours_mb_per_s"] = round(mbps, 1)
+        m["patch_bytes"] = os.path.getsize(patch)
+        m["peer_mb_per_s"] = round(os.path.getsize(patch) / 1e6 / m["peer_s"], 1)
+        row(results, 5, case, "`git apply` (same change)", m, ">= 50 MB/s", mbps >= 50,
+            note=f"{mbps:.1f} MB/s ({len(files)} files)")
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def row6(results):
+    results.append({"row": 6, "case": "plugin overhead: built-in wasm vs native plugin",
+                    "peer": "native plugin", "ours_ms": None, "peer_ms": None, "ratio": None,
+                    "target": None, "pass": None, "note": "n/a (native plugins not built yet)"})
+
+
+def row7(results):
+    limit = 128 * 1024
+    for r in list(results):
+        if r["row"] in (2, 5) and r.get("ours_max_rss_kib"):
+            rss, peer = r["ours_max_rss_kib"], r.get("peer_max_rss_kib")
+            results.append({
+                "row": 7, "case": "peak memory: " + r["case"], "peer": r["peer"],
+                "ours_max_rss_kib": rss, "peer_max_rss_kib": peer,
+                "ours_ms": None, "peer_ms": None,
+                "ratio": round(rss / peer, 2) if peer else None,
+                "target": "< 128 MiB", "pass": rss < limit, "note": ""})
+
+
+# ---------------------------------------------------------------- output
+
+def fmt_ms(v):
+    return "—" if v is None else (f"{v:.1f} ms" if v >= 10 else f"{v:.2f} ms")
+
+
+def fmt_mib(v):
+    return "—" if v is None else f"{v / 1024:.1f} MiB"
+
+
+def table(results):
+    out = ["| # | case | ours (median) | peer | peer (median) | ratio | target | pass |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        if r["row"] == 7:
+            ours, peer = fmt_mib(r.get("ours_max_rss_kib")), fmt_mib(r.get("peer_max_rss_kib"))
+        else:
+            ours, peer = fmt_ms(r.get("ours_ms")), fmt_ms(r.get("peer_ms"))
+            if r.get("ours_mb_per_s") is not None:
+                ours += f" ({r['ours_mb_per_s']} MB/s)"
+                peer += f" ({r['peer_mb_per_s']} MB/s)"
+        if r.get("note", "").startswith(("FAILED", "n/a")):
+            ours = r["note"]
+        ratio = "—" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+        passed = {True: "pass", False: "**FAIL**", None: "—"}[r.get("pass")]
+        out.append(f"| {r['row']} | {r['case']} | {ours} | {r['peer']} | {peer} | {ratio} | "
+                   f"{r.get('target') or '—'} | {passed} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7")
+    args = ap.parse_args()
+    rows = {int(x) for x in args.rows.split(",")}
+
+    class Ctx:
+        pass
+
+    ctx = Ctx()
+    ctx.bin = os.path.abspath(args.bin)
+    ctx.quick = args.quick
+    ctx.runs = 5 if args.quick else 9
+    ctx.runs_slow = 3 if args.quick else 5
+    ctx.tmp = tempfile.mkdtemp(prefix="agent-apply-bench-")
+    ctx.cache = os.path.join(ctx.tmp, "component-cache")
+    ctx.env = dict(os.environ, **GIT_ENV)
+    os.makedirs(CACHE, exist_ok=True)
+    results = []
+    started = time.perf_counter()
+    try:
+        # fill the component cache once, so rows 2-5 measure a warm cache
+        sh([ctx.bin, "formats"], env=dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache))
+        if 1 in rows:
+            print("row 1: start-up", file=sys.stderr)
+            row1(ctx, results)
+        if 2 in rows:
+            print("row 2: one-edit commit", file=sys.stderr)
+            sizes = (1000, 10000) if args.quick else (1000, 100000)
+            for n in sizes:
+                row2(ctx, results, n)
+        if 3 in rows:
+            print("row 3: working-tree apply", file=sys.stderr)
+            row3(ctx, results)
+        if 4 in rows:
+            print("row 4: ladder cost", file=sys.stderr)
+            row4(ctx, results)
+        if 5 in rows:
+            print("row 5: throughput", file=sys.stderr)
+            row5(ctx, results, 1_000_000 if args.quick else 10_000_000)
+        if 6 in rows:
+            row6(results)
+        if 7 in rows:
+            row7(results)
+    finally:
+        shutil.rmtree(ctx.tmp, ignore_errors=True)
+    elapsed = time.perf_counter() - started
+    md = table(results)
+    print(md)
+    missed = [r for r in results if r.get("pass") is False]
+    print(f"\n{len(missed)} target(s) missed; {'quick' if args.quick else 'full'} run took "
+          f"{elapsed:.0f}s; medians of {ctx.runs} runs ({ctx.runs_slow} for row 5) after a warm-up.")
+    os.makedirs(RESULTS, exist_ok=True)
+    meta = {"quick": args.quick, "elapsed_s": round(elapsed, 1),
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "machine": platform.platform(), "cpus": os.cpu_count(),
+            "git": sh(["git", "version"]).decode().strip(),
+            "commit": sh(["git", "-C", ROOT, "rev-parse", "HEAD"]).decode().strip()}
+    tmp = os.path.join(RESULTS, "latest.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump({"meta": meta, "rows": results, "markdown": md}, f, indent=2)
+    os.replace(tmp, os.path.join(RESULTS, "latest.json"))
+
+
+if __name__ == "__main__":
+    main()
