@@ -5,6 +5,8 @@ mod apply;
 mod completions;
 mod error;
 mod formats;
+mod hook;
+mod lint;
 mod parse;
 mod prompt;
 mod read;
@@ -63,6 +65,10 @@ enum Command {
     Formats(formats::FormatsArgs),
     /// Print a format's instructions for a model.
     Prompt(prompt::PromptArgs),
+    /// Report edit-format leftovers and merge-conflict markers in files.
+    Lint(lint::LintArgs),
+    /// Install or remove the pre-commit hook that runs `lint --staged`.
+    Hook(hook::HookArgs),
     /// Revert the last agent commit.
     Undo(undo::UndoArgs),
     /// Finish or undo a run that was interrupted.
@@ -133,6 +139,8 @@ pub fn run() -> ExitCode {
         Some(Command::Formats(args)) => args.json,
         Some(Command::Undo(args)) => args.json,
         Some(Command::Recover(args)) => args.json,
+        Some(Command::Prompt(args)) => args.json,
+        Some(Command::Lint(args)) => args.json,
         _ => false,
     };
     let result = match cli.command {
@@ -142,6 +150,8 @@ pub fn run() -> ExitCode {
         Some(Command::Read(args)) => read::run(&cli.global, &args),
         Some(Command::Formats(args)) => formats::run(&cli.global, &args),
         Some(Command::Prompt(args)) => prompt::run(&cli.global, &args),
+        Some(Command::Lint(args)) => lint::run(&cli.global, &args),
+        Some(Command::Hook(args)) => hook::run(&cli.global, &args),
         Some(Command::Undo(args)) => undo::run(&cli.global, &args),
         Some(Command::Recover(args)) => recover::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),

@@ -1,22 +1,100 @@
-//! `git agent-apply prompt FORMAT`: the format's instructions for a model.
+//! `git agent-apply prompt FORMAT [--model NAME] [--json]`: the format's
+//! instructions for a model, as text or as chat messages for a harness.
 
 use clap::Args;
+use serde::Serialize;
 
-use super::{CommandError, Context, Exit, GlobalArgs};
+use super::{CommandError, Context, Exit, GlobalArgs, format_options};
+use crate::registry::ChosenBy;
+use crate::report::FormatChoice;
 
 #[derive(Debug, Args)]
 pub struct PromptArgs {
-    /// The format whose instructions to print.
-    format: String,
+    /// The format whose instructions to print (default: the one `--model`
+    /// or the config picks).
+    format: Option<String>,
+    /// The model the prompt is for; picks its best-suited format when no
+    /// FORMAT is given.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Print `{schema, format, system, examples: [{role, content}]}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Message {
+    role: &'static str,
+    content: String,
+}
+
+#[derive(Debug, Serialize)]
+struct PromptJson {
+    schema: u32,
+    format: FormatChoice,
+    system: String,
+    examples: Vec<Message>,
 }
 
 pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError> {
     let context = Context::new(global)?;
-    let entry = context.registry.find(&args.format)?.clone();
-    let info = context.registry.instantiate(&entry)?.info()?;
-    println!("{}", info.instructions.trim_end());
-    if !info.example_reply.is_empty() {
-        println!("\nFor example:\n\n{}", info.example_reply.trim_end());
+    let (entry, by) = match (&args.format, &context.config.format, &args.model) {
+        (Some(name), _, _) => (context.registry.find(name)?.clone(), ChosenBy::Flag),
+        (None, Some(name), _) => (context.registry.find(name)?.clone(), ChosenBy::Config),
+        (None, None, Some(model)) => {
+            let (entry, pattern) = context.registry.format_for_model(model).ok_or_else(|| {
+                CommandError::usage(format!("no format is known for model '{model}'"))
+                    .hint("name the format: `git agent-apply prompt FORMAT`, or map the model under [models] in .agent-apply.toml")
+            })?;
+            (entry.clone(), ChosenBy::Model { model: model.clone(), pattern })
+        }
+        (None, None, None) => {
+            return Err(CommandError::usage("which format? name one, or pass --model NAME")
+                .hint("`git agent-apply formats` lists them"));
+        }
+    };
+    let mut instance = context.registry.instantiate(&entry)?;
+    let info = instance.info()?;
+    if !args.json {
+        println!("{}", info.instructions.trim_end());
+        if !info.example_reply.is_empty() {
+            println!("\nFor example:\n\n{}", info.example_reply.trim_end());
+        }
+        return Ok(Exit::Ok);
     }
+    let mut examples = Vec::new();
+    if !info.example_reply.is_empty() {
+        // The files as the model would read them for this format (numbered
+        // or hash-tagged lines where the format has such a view).
+        let options = format_options(&context.config, &entry.name, None);
+        let mut user = String::from("Here are the files to edit:\n");
+        for file in &info.example_files {
+            let view = instance.render(file, &[], &options)?.unwrap_or_else(|_| file.content.clone());
+            let fence = fence_for(&view);
+            user += &format!("\n{}\n{fence}\n{}", file.path, view);
+            if !view.ends_with('\n') {
+                user.push('\n');
+            }
+            user += &format!("{fence}\n");
+        }
+        if info.example_files.is_empty() {
+            user = "Make the change.".to_string();
+        }
+        examples.push(Message { role: "user", content: user });
+        examples.push(Message { role: "assistant", content: info.example_reply.clone() });
+    }
+    let report = PromptJson {
+        schema: crate::report::SCHEMA,
+        format: FormatChoice { name: entry.name.clone(), chosen_by: by },
+        system: info.instructions,
+        examples,
+    };
+    println!("{}", serde_json::to_string_pretty(&report).expect("prompt serializes"));
     Ok(Exit::Ok)
+}
+
+/// A backtick fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }

@@ -1,0 +1,299 @@
+//! `git agent-apply lint [--staged] [--json] [PATH...]`: edit-format
+//! leftovers (every loaded format's `lint`) and git merge-conflict markers
+//! in files — the working tree, or with `--staged` the index blobs.
+
+use std::path::{Path, PathBuf};
+
+use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::types::File;
+use clap::Args;
+use serde::Serialize;
+
+use super::{CommandError, Context, Exit, GlobalArgs};
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Check the staged content of staged paths (what `git commit` would
+    /// record), not the working tree.
+    #[arg(long)]
+    staged: bool,
+    /// Print one JSON object instead of `path:line: what` lines.
+    #[arg(long)]
+    pub json: bool,
+    /// Files or directories to check (default: every tracked file, or with
+    /// `--staged` every staged file).
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// One leftover in one file.
+#[derive(Debug, Serialize)]
+struct Finding {
+    path: String,
+    line: u32,
+    end_line: u32,
+    /// `leftover` (a format's) or `merge-conflict`.
+    kind: &'static str,
+    /// The format that reported it; none for merge-conflict markers.
+    format: Option<String>,
+    message: String,
+    hint: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct LintReport {
+    schema: u32,
+    status: &'static str,
+    staged: bool,
+    files_checked: usize,
+    skipped: Vec<Skipped>,
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Serialize)]
+struct Skipped {
+    path: String,
+    reason: &'static str,
+}
+
+pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
+    let context = Context::new(global)?;
+    let repo = git2::Repository::open(&context.root).map_err(|e| {
+        CommandError::usage(format!("lint needs a git repository: {}", e.message()))
+            .hint("run it inside a repository, or pass --repo DIR")
+    })?;
+    let filter = path_filter(&context.root, &args.paths)?;
+    let candidates = if args.staged { staged(&repo, &filter)? } else { working_tree(&repo, &context.root, &filter)? };
+
+    let mut formats = Vec::new();
+    for entry in context.registry.entries() {
+        formats.push((entry.name.clone(), context.registry.instantiate(entry)?));
+    }
+    let mut findings = Vec::new();
+    let mut skipped = Vec::new();
+    let mut checked = 0;
+    for (path, bytes) in candidates {
+        if bytes.iter().take(8000).any(|&b| b == 0) {
+            skipped.push(Skipped { path, reason: "binary" });
+            continue;
+        }
+        let Ok(content) = String::from_utf8(bytes) else {
+            skipped.push(Skipped { path, reason: "not UTF-8" });
+            continue;
+        };
+        checked += 1;
+        let mut found = conflict_markers(&path, &content);
+        let file = File { path: path.clone(), content };
+        for (name, instance) in &mut formats {
+            for d in instance.lint(&file)? {
+                let (line, end_line) = d.lines.map_or((1, 1), |l| (l.start, l.end));
+                found.push(Finding {
+                    path: path.clone(),
+                    line,
+                    end_line,
+                    kind: "leftover",
+                    format: Some(name.clone()),
+                    message: d.message,
+                    hint: d.hint,
+                });
+            }
+        }
+        found.sort_by_key(|f| (f.line, f.end_line));
+        findings.extend(found);
+    }
+
+    let clean = findings.is_empty();
+    let status = if clean { "clean" } else { "findings" };
+    if args.json {
+        let report = LintReport {
+            schema: crate::report::SCHEMA,
+            status,
+            staged: args.staged,
+            files_checked: checked,
+            skipped,
+            findings,
+        };
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+    } else {
+        for f in &findings {
+            let tag = f.format.as_deref().unwrap_or("git");
+            println!("{}:{}: {} [{tag}]", f.path, f.line, f.message);
+        }
+        if !findings.is_empty() {
+            let files = {
+                let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
+                paths.dedup();
+                paths.len()
+            };
+            eprintln!(
+                "{} finding{} in {files} file{}{}",
+                findings.len(),
+                if findings.len() == 1 { "" } else { "s" },
+                if files == 1 { "" } else { "s" },
+                if args.staged { " (staged content)" } else { "" }
+            );
+        }
+    }
+    Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
+}
+
+/// The repo-relative paths (files or directories) to restrict the check to;
+/// empty for everything.
+fn path_filter(root: &Path, paths: &[PathBuf]) -> Result<Vec<String>, CommandError> {
+    let cwd = std::env::current_dir().map_err(|e| CommandError::usage(format!("no current directory: {e}")))?;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    paths
+        .iter()
+        .map(|p| {
+            let absolute = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+            let absolute = absolute.canonicalize().unwrap_or(absolute);
+            let relative = absolute.strip_prefix(&root).map_err(|_| {
+                CommandError::usage(format!("{} is outside the repository {}", p.display(), root.display()))
+            })?;
+            Ok(relative.to_string_lossy().replace('\\', "/").trim_end_matches('/').to_string())
+        })
+        .collect()
+}
+
+fn wanted(filter: &[String], path: &str) -> bool {
+    filter.is_empty()
+        || filter
+            .iter()
+            .any(|f| f.is_empty() || f == path || path.strip_prefix(f.as_str()).is_some_and(|r| r.starts_with('/')))
+}
+
+/// Tracked files (and any named file, tracked or not) from the working tree.
+fn working_tree(
+    repo: &git2::Repository,
+    root: &Path,
+    filter: &[String],
+) -> Result<Vec<(String, Vec<u8>)>, CommandError> {
+    let index = repo.index().map_err(|e| CommandError::usage(format!("cannot read the index: {}", e.message())))?;
+    let mut paths: Vec<String> = index
+        .iter()
+        .filter(|e| e.mode & 0o170000 == 0o100000)
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| wanted(filter, p))
+        .collect();
+    for f in filter {
+        if !f.is_empty() && root.join(f).is_file() && !paths.contains(f) {
+            paths.push(f.clone());
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    Ok(paths
+        .into_iter()
+        .filter_map(|p| {
+            let full = root.join(&p);
+            // A tracked file deleted in the working tree has nothing to lint.
+            let meta = std::fs::symlink_metadata(&full).ok()?;
+            meta.is_file().then(|| std::fs::read(&full).ok().map(|b| (p, b))).flatten()
+        })
+        .collect())
+}
+
+/// Staged blobs of paths whose index entry differs from HEAD (every entry
+/// before the first commit). Honours `GIT_INDEX_FILE`, which `git commit -a`
+/// and `git commit PATH` set for their hooks.
+fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Vec<u8>)>, CommandError> {
+    let error = |what: &str, e: git2::Error| CommandError::usage(format!("cannot read {what}: {}", e.message()));
+    let mut index = match std::env::var_os("GIT_INDEX_FILE") {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            let path =
+                if path.is_absolute() { path } else { std::env::current_dir().map(|d| d.join(&path)).unwrap_or(path) };
+            git2::Index::open(&path).map_err(|e| error("GIT_INDEX_FILE", e))?
+        }
+        None => repo.index().map_err(|e| error("the index", e))?,
+    };
+    let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+    let mut options = git2::DiffOptions::new();
+    options.include_typechange(true);
+    let diff = repo
+        .diff_tree_to_index(head.as_ref(), Some(&mut index), Some(&mut options))
+        .map_err(|e| error("the staged changes", e))?;
+    let mut found = Vec::new();
+    for delta in diff.deltas() {
+        let file = delta.new_file();
+        if matches!(delta.status(), git2::Delta::Deleted)
+            || !matches!(file.mode(), git2::FileMode::Blob | git2::FileMode::BlobExecutable)
+        {
+            continue;
+        }
+        let Some(path) = file.path().map(|p| p.to_string_lossy().replace('\\', "/")) else { continue };
+        if !wanted(filter, &path) {
+            continue;
+        }
+        let blob = repo.find_blob(file.id()).map_err(|e| error(&path, e))?;
+        found.push((path, blob.content().to_vec()));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Git merge-conflict markers: `<<<<<<< ours` and `>>>>>>> theirs` anywhere
+/// (but not editblock's `<<<<<<< SEARCH` / `>>>>>>> REPLACE`), and the
+/// `=======` / `|||||||` lines between them.
+fn conflict_markers(path: &str, content: &str) -> Vec<Finding> {
+    let marker = |line: &str, ch: char| -> Option<String> {
+        let rest = line.strip_prefix(&ch.to_string().repeat(7))?;
+        (rest.is_empty() || rest.starts_with([' ', '\t'])).then(|| rest.trim().to_string())
+    };
+    let mut found = Vec::new();
+    let mut open = false;
+    for (index, line) in lines_with_endings(content).enumerate() {
+        let line = strip_ending(line);
+        let number = index as u32 + 1;
+        let what = if let Some(label) = marker(line, '<').filter(|l| !l.eq_ignore_ascii_case("SEARCH")) {
+            open = true;
+            Some(format!(
+                "start of a git merge conflict (ours{})",
+                if label.is_empty() { String::new() } else { format!(": {label}") }
+            ))
+        } else if let Some(label) = marker(line, '>').filter(|l| !l.eq_ignore_ascii_case("REPLACE")) {
+            let was_open = open;
+            open = false;
+            Some(format!(
+                "end of a git merge conflict (theirs{}){}",
+                if label.is_empty() { String::new() } else { format!(": {label}") },
+                if was_open { "" } else { ", with no start marker" }
+            ))
+        } else if open && line == "=======" {
+            Some("middle of a git merge conflict".to_string())
+        } else if open && marker(line, '|').is_some() {
+            Some("common-ancestor section of a git merge conflict".to_string())
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            found.push(Finding {
+                path: path.to_string(),
+                line: number,
+                end_line: number,
+                kind: "merge-conflict",
+                format: None,
+                message: format!("{what}: `{}`", line.chars().take(80).collect::<String>()),
+                hint: Some("resolve the conflict and remove the markers".into()),
+            });
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_markers_are_not_edit_blocks() {
+        let text = "a\n<<<<<<< HEAD\nb\n||||||| base\nc\n=======\nd\n>>>>>>> feature\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n";
+        let found = conflict_markers("f", text);
+        assert_eq!(found.iter().map(|f| f.line).collect::<Vec<_>>(), [2, 4, 6, 8]);
+        assert!(found[0].message.contains("ours: HEAD"));
+        assert!(found[3].message.contains("theirs: feature"));
+        // A lone `=======` (reStructuredText) is not a conflict.
+        assert!(conflict_markers("f", "Title\n=======\n").is_empty());
+        assert!(conflict_markers("f", "<<<<<<<<<< not a marker\n").is_empty());
+    }
+}
