@@ -153,3 +153,42 @@ fn core_hooks_path_is_respected() {
     hook(&repo, "uninstall");
     assert!(!repo.path().join(".githooks/pre-commit").exists());
 }
+
+/// The pre-commit framework's view of `.pre-commit-hooks.yaml`, when the
+/// framework is installed (`pip install pre-commit`); skipped otherwise.
+#[test]
+fn pre_commit_framework_runs_the_agent_apply_lint_hook() {
+    let available = Command::new("pre-commit").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !available {
+        println!("skipped: the pre-commit framework is not installed (pip install pre-commit)");
+        return;
+    }
+    let repo = TestRepo::with(&[("a.py", "x = 1\n")]);
+    let this_repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-agent-apply")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let home = tempfile::tempdir().unwrap();
+    let run = || {
+        Command::new("pre-commit")
+            .current_dir(repo.path())
+            .args(["try-repo"])
+            .arg(this_repo)
+            .args(["agent-apply-lint", "--all-files"])
+            .env("PATH", &path)
+            .env("PRE_COMMIT_HOME", home.path())
+            .env("AGENT_APPLY_CONFIG", "/nonexistent/agent-apply-test-config.toml")
+            .env("AGENT_APPLY_CACHE_DIR", shared_cache())
+            .output()
+            .unwrap()
+    };
+    repo.write("a.py", "x = 1\n<<<<<<< SEARCH\n");
+    repo.git(&["add", "a.py"]);
+    let out = run();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("a.py:2: "), "{said}");
+    repo.write("a.py", "x = 2\n");
+    repo.git(&["add", "a.py"]);
+    let out = run();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
