@@ -146,3 +146,23 @@ fn binary_and_non_utf8_files_are_skipped() {
     assert!(skipped.iter().any(|s| s["path"] == "latin1.txt" && s["reason"] == "not UTF-8"));
     assert_eq!(lint(&repo, &["--staged"]).code, 0);
 }
+
+#[test]
+fn gitattributes_opt_files_out() {
+    let repo = TestRepo::with(&[
+        ("fixtures/reply.md", "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n"),
+        ("src/a.py", "# ... rest of code ...\n"),
+        (".gitattributes", "fixtures/** -agent-apply-lint\n"),
+    ]);
+    let value = lint_json(&repo, &[]);
+    let findings = value["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["path"] == "src/a.py"), "{value:#}");
+    assert!(!findings.is_empty());
+    assert!(
+        value["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["path"] == "fixtures/reply.md" && s["reason"] == "gitattributes")
+    );
+}

@@ -73,6 +73,10 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
     let mut skipped = Vec::new();
     let mut checked = 0;
     for (path, bytes) in candidates {
+        if opted_out(&repo, &path) {
+            skipped.push(Skipped { path, reason: "gitattributes" });
+            continue;
+        }
         if bytes.iter().take(8000).any(|&b| b == 0) {
             skipped.push(Skipped { path, reason: "binary" });
             continue;
@@ -135,6 +139,19 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
         }
     }
     Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
+}
+
+/// Files marked `-agent-apply-lint` (or `agent-apply-lint=false`) in
+/// `.gitattributes`: fixtures that hold leftovers on purpose.
+fn opted_out(repo: &git2::Repository, path: &str) -> bool {
+    let value = repo.get_attr(Path::new(path), "agent-apply-lint", git2::AttrCheckFlags::FILE_THEN_INDEX);
+    match value {
+        Ok(value) => {
+            matches!(git2::AttrValue::from_string(value), git2::AttrValue::False)
+                || value.is_some_and(|v| v.eq_ignore_ascii_case("false"))
+        }
+        Err(_) => false,
+    }
 }
 
 /// The repo-relative paths (files or directories) to restrict the check to;
