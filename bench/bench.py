@@ -76,6 +76,23 @@ def run_seq(cmds, env, cwd=None):
     return total, rss
 
 
+def peak_rss(cmds, env, cwd, reset):
+    """Max RSS in KiB over cmds, each run once under /usr/bin/time (os.wait4's
+    figure is floored by this Python process: a forked child inherits its
+    RSS high-water mark). None when /usr/bin/time is missing."""
+    if not os.path.exists("/usr/bin/time"):
+        return None
+    reset()
+    out, peak = os.path.join(tempfile.gettempdir(), f"bench-rss-{os.getpid()}"), 0
+    for cmd in cmds:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out] + cmd, env=env, cwd=cwd,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as f:
+            peak = max(peak, int(f.read().split()[-1]))
+    os.unlink(out)
+    return peak
+
+
 def sh(cmd, cwd=None, env=None, input=None):
     return subprocess.run(cmd, cwd=cwd, env=env, input=input, check=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE).stdout
@@ -333,6 +350,8 @@ def row2(ctx, results, nfiles):
 
     try:
         m = measure(ours_fn, lambda: run_seq(peer, env, repo), reset, runs=ctx.runs)
+        m["ours_rss_kib"] = peak_rss([ours], env, repo, reset)
+        m["peer_rss_kib"] = peak_rss(peer, env, repo, reset)
     except Failed as e:
         failed_row(results, 2, case, peer_name, e, "<= 1.5x")
         return None
@@ -460,6 +479,9 @@ def row5(ctx, results, target_bytes):
         peer = lambda: run_timed(["git", "apply", patch], env, repo)
         try:
             m = measure(ours, peer, reset, runs=ctx.runs_slow)
+            m["ours_rss_kib"] = peak_rss([[ctx.bin, "--format", fmt, "--no-commit", reply]],
+                                         env, repo, reset)
+            m["peer_rss_kib"] = peak_rss([["git", "apply", patch]], env, repo, reset)
         except Failed as e:
             failed_row(results, 5, case + f" [{nbytes:,} bytes]", "`git apply` (same change)", e,
                        ">= 50 MB/s")
