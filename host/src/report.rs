@@ -218,6 +218,7 @@ impl ApplyReport {
         before: &dyn Fn(&str) -> Option<String>,
         dry_run: bool,
         partial: bool,
+        with_diff: bool,
     ) -> Self {
         let edits: Vec<EditJson> = outcomes
             .iter()
@@ -251,7 +252,10 @@ impl ApplyReport {
                 Change::Rename(r) => (r.to.clone(), Some(r.from.clone()), "renamed", Some(r.content.as_str())),
             };
             let old = before(from.as_deref().unwrap_or(&path));
-            diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old.as_deref(), new);
+            // Diffing big files costs more than applying to them: only when shown.
+            if with_diff {
+                diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old.as_deref(), new);
+            }
             files.push(FileJson {
                 lines_before: old.as_deref().map_or(0, count_lines),
                 lines_after: new.map_or(0, count_lines),

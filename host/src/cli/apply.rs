@@ -88,7 +88,16 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let before: HashMap<String, String> = snapshots.iter().map(|f| (f.path.clone(), f.content.clone())).collect();
     let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
     let mut report =
-        ApplyReport::new(format, &parsed, &outcomes, &changes, &|p| before.get(p).cloned(), args.dry_run, args.partial);
+        ApplyReport::new(
+        format,
+        &parsed,
+        &outcomes,
+        &changes,
+        &|p| before.get(p).cloned(),
+        args.dry_run,
+        args.partial,
+        !args.json && (args.diff || args.dry_run),
+    );
     report.timings.parse_ms = parse_ms;
     report.timings.apply_ms = apply_ms;
 
