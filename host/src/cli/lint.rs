@@ -215,7 +215,7 @@ fn working_tree(
 /// and `git commit PATH` set for their hooks.
 fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Vec<u8>)>, CommandError> {
     let error = |what: &str, e: git2::Error| CommandError::usage(format!("cannot read {what}: {}", e.message()));
-    let mut index = match std::env::var_os("GIT_INDEX_FILE") {
+    let index = match std::env::var_os("GIT_INDEX_FILE") {
         Some(path) => {
             let path = PathBuf::from(path);
             let path =
@@ -228,7 +228,7 @@ fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Vec
     let mut options = git2::DiffOptions::new();
     options.include_typechange(true);
     let diff = repo
-        .diff_tree_to_index(head.as_ref(), Some(&mut index), Some(&mut options))
+        .diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut options))
         .map_err(|e| error("the staged changes", e))?;
     let mut found = Vec::new();
     for delta in diff.deltas() {
