@@ -156,6 +156,34 @@ pub struct FileJson {
     pub from: Option<String>,
     pub lines_before: usize,
     pub lines_after: usize,
+    /// Each changed range, top to bottom (JSON reports only), so a UI can
+    /// preview the change range by range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Vec<RangeChange>>,
+}
+
+/// One changed range of a file: lines `old_start..old_start+removed` became
+/// `new_start..new_start+added` (1-based; a count of 0 is an insertion or
+/// deletion point).
+#[derive(Debug, Serialize, PartialEq)]
+pub struct RangeChange {
+    pub old_start: usize,
+    pub removed: usize,
+    pub new_start: usize,
+    pub added: usize,
+}
+
+/// The changed ranges between two versions of a file.
+pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
+    TextDiff::from_lines(old, new)
+        .grouped_ops(0)
+        .into_iter()
+        .filter_map(|group| {
+            let (first, last) = (group.first()?, group.last()?);
+            let (old, new) = (first.old_range().start..last.old_range().end, first.new_range().start..last.new_range().end);
+            Some(RangeChange { old_start: old.start + 1, removed: old.len(), new_start: new.start + 1, added: new.len() })
+        })
+        .collect()
 }
 
 /// What happened to one edit.
@@ -219,6 +247,7 @@ impl ApplyReport {
         dry_run: bool,
         partial: bool,
         with_diff: bool,
+        with_ranges: bool,
     ) -> Self {
         let edits: Vec<EditJson> = outcomes
             .iter()
@@ -257,6 +286,7 @@ impl ApplyReport {
                 diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old.as_deref(), new);
             }
             files.push(FileJson {
+                changes: with_ranges.then(|| range_changes(old.as_deref().unwrap_or(""), new.unwrap_or(""))),
                 lines_before: old.as_deref().map_or(0, count_lines),
                 lines_after: new.map_or(0, count_lines),
                 path,
@@ -444,4 +474,23 @@ pub fn colorize_diff(diff: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_changes_list_each_changed_range() {
+        let old = "a\nb\nc\nd\ne\n";
+        let new = "a\nB\nc\nd\nx\ny\ne\n";
+        assert_eq!(
+            range_changes(old, new),
+            vec![
+                RangeChange { old_start: 2, removed: 1, new_start: 2, added: 1 },
+                RangeChange { old_start: 5, removed: 0, new_start: 5, added: 2 },
+            ]
+        );
+        assert_eq!(range_changes("", "new\n"), vec![RangeChange { old_start: 1, removed: 0, new_start: 1, added: 1 }]);
+    }
 }

@@ -25,6 +25,8 @@ fn success_commits_exactly_the_new_tree_and_leaves_status_clean() {
     let report = json(&out.get_output().stdout);
     assert_eq!(report["status"], "applied");
     assert_eq!(report["commit"].as_str().unwrap(), repo.head());
+    let change = &report["files"][0]["changes"][0];
+    assert_eq!((change["old_start"].as_u64(), change["removed"].as_u64(), change["added"].as_u64()), (Some(1), Some(1), Some(1)));
     assert_eq!(repo.git(&["rev-parse", "HEAD~1"]).trim(), before);
     assert_eq!(repo.committed("src/app.py").as_deref(), Some("new\n"));
     assert_eq!(repo.committed("src/new/mod.py").as_deref(), Some("created\n"));

@@ -97,6 +97,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         args.dry_run,
         args.partial,
         !args.json && (args.diff || args.dry_run),
+        args.json,
     );
     report.timings.parse_ms = parse_ms;
     report.timings.apply_ms = apply_ms;
