@@ -40,6 +40,8 @@ mod format;
 pub mod matching;
 pub mod paths;
 pub mod source;
+/// Run a format's conformance corpus natively through [`Plugin`].
+pub mod testing;
 pub mod text;
 pub mod types;
 pub mod view;
