@@ -180,8 +180,14 @@ pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
         .into_iter()
         .filter_map(|group| {
             let (first, last) = (group.first()?, group.last()?);
-            let (old, new) = (first.old_range().start..last.old_range().end, first.new_range().start..last.new_range().end);
-            Some(RangeChange { old_start: old.start + 1, removed: old.len(), new_start: new.start + 1, added: new.len() })
+            let (old, new) =
+                (first.old_range().start..last.old_range().end, first.new_range().start..last.new_range().end);
+            Some(RangeChange {
+                old_start: old.start + 1,
+                removed: old.len(),
+                new_start: new.start + 1,
+                added: new.len(),
+            })
         })
         .collect()
 }

@@ -26,7 +26,10 @@ fn success_commits_exactly_the_new_tree_and_leaves_status_clean() {
     assert_eq!(report["status"], "applied");
     assert_eq!(report["commit"].as_str().unwrap(), repo.head());
     let change = &report["files"][0]["changes"][0];
-    assert_eq!((change["old_start"].as_u64(), change["removed"].as_u64(), change["added"].as_u64()), (Some(1), Some(1), Some(1)));
+    assert_eq!(
+        (change["old_start"].as_u64(), change["removed"].as_u64(), change["added"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
     assert_eq!(repo.git(&["rev-parse", "HEAD~1"]).trim(), before);
     assert_eq!(repo.committed("src/app.py").as_deref(), Some("new\n"));
     assert_eq!(repo.committed("src/new/mod.py").as_deref(), Some("created\n"));
@@ -330,7 +333,11 @@ fn crlf_bom_and_missing_newline_survive_a_commit() {
 #[test]
 fn commit_message_from_flag_or_config_template() {
     let repo = TestRepo::with(&[("a.txt", "a\n")]);
-    repo.apply().args(["--format", "whole", "-m", "my message"]).write_stdin(whole_reply(&[("a.txt", "b\n")])).assert().success();
+    repo.apply()
+        .args(["--format", "whole", "-m", "my message"])
+        .write_stdin(whole_reply(&[("a.txt", "b\n")]))
+        .assert()
+        .success();
     assert_eq!(repo.git(&["log", "-1", "--format=%B"]), "my message\n\nAgent-Apply: whole\n\n");
     repo.write(".agent-apply.toml", "commit-message = \"agent({format}): {files}\"\n");
     repo.git(&["add", ".agent-apply.toml"]);

@@ -200,9 +200,8 @@ impl Format for Hashline {
         // An operation counts as a JSON key (`"set_line": {`), and not on the
         // `+`/`-` lines of a diff that merely edits such JSON.
         let has_op = lines_with_endings(reply).filter(|l| !l.starts_with(['+', '-'])).any(|line| {
-            ops.iter().any(|op| {
-                line.match_indices(op).any(|(at, _)| line[at + op.len()..].trim_start().starts_with(':'))
-            })
+            ops.iter()
+                .any(|op| line.match_indices(op).any(|(at, _)| line[at + op.len()..].trim_start().starts_with(':')))
         });
         match (has_edits, has_op) {
             (true, true) => 0.95,

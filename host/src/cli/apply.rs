@@ -87,8 +87,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let changes = if any_failed && !args.partial { Vec::new() } else { output.changes };
     let before: HashMap<String, String> = snapshots.iter().map(|f| (f.path.clone(), f.content.clone())).collect();
     let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
-    let mut report =
-        ApplyReport::new(
+    let mut report = ApplyReport::new(
         format,
         &parsed,
         &outcomes,
@@ -173,7 +172,10 @@ fn commit_message(template: Option<&str>, format: &str, report: &ApplyReport) ->
     };
     let summary = format!("Edit {shown} ({format})");
     if let Some(template) = template {
-        return template.replace("{format}", format).replace("{files}", &paths.join(", ")).replace("{summary}", &summary);
+        return template
+            .replace("{format}", format)
+            .replace("{files}", &paths.join(", "))
+            .replace("{summary}", &summary);
     }
     let mut message = format!("{summary}\n\nApplied by git agent-apply from a model's reply in the {format} format.\n");
     for file in &report.files {
