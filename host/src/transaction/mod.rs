@@ -415,22 +415,10 @@ impl GitRepo {
         // From here on the user's files change: one applier at a time, journalled.
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
-        for path in &touched {
-            let expected = snapshot_of(path)
-                .map(|f| Oid::hash_object(git2::ObjectType::Blob, f.content.as_bytes()))
-                .transpose()
-                .map_err(TxError::git)?;
-            if worktree::current_blob(&self.root, path)? != expected {
-                return Err(TxError::FileChanged { path: path.clone() });
-            }
-        }
         let entries: Vec<Entry> = touched
             .iter()
             .map(|path| {
-                let before = snapshot_of(path)
-                    .map(|f| self.repo.blob(f.content.as_bytes()))
-                    .transpose()
-                    .map_err(TxError::git)?;
+                let before = self.snapshot_blob(path, snapshot_of(path))?;
                 let after = blobs[path];
                 Ok(Entry {
                     path: path.clone(),
@@ -493,6 +481,17 @@ impl GitRepo {
         })
     }
 
+    /// The blob of `path` as the run read it (written, for the journal),
+    /// after checking the working tree still holds exactly that; `None` for
+    /// a file that did not exist.
+    fn snapshot_blob(&self, path: &str, snapshot: Option<&File>) -> Result<Option<Oid>, TxError> {
+        let blob = snapshot.map(|f| self.repo.blob(f.content.as_bytes())).transpose().map_err(TxError::git)?;
+        if worktree::current_blob(&self.root, path)? != blob {
+            return Err(TxError::FileChanged { path: path.to_string() });
+        }
+        Ok(blob)
+    }
+
     /// `--no-commit`: write `changes` to the working tree only, all or
     /// nothing, under the journal.
     pub fn write_worktree(&self, snapshots: &[File], planned: &[String], changes: &[Change]) -> Result<(), TxError> {
@@ -502,15 +501,7 @@ impl GitRepo {
         self.recover_locked()?;
         let mut entries = Vec::new();
         for (path, content) in &flat {
-            let snapshot = snapshots.iter().find(|f| &f.path == path);
-            let expected = snapshot
-                .map(|f| Oid::hash_object(git2::ObjectType::Blob, f.content.as_bytes()))
-                .transpose()
-                .map_err(TxError::git)?;
-            if worktree::current_blob(&self.root, path)? != expected {
-                return Err(TxError::FileChanged { path: path.clone() });
-            }
-            let before = snapshot.map(|f| self.repo.blob(f.content.as_bytes())).transpose().map_err(TxError::git)?;
+            let before = self.snapshot_blob(path, snapshots.iter().find(|f| &f.path == path))?;
             let after = content.map(|c| self.repo.blob(c.as_bytes())).transpose().map_err(TxError::git)?;
             entries.push(Entry {
                 path: path.clone(),
