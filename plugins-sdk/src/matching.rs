@@ -13,8 +13,11 @@
 //! edited silently.
 //!
 //! Cost is linear in the file: each level hashes every line once (lazily,
-//! only when the level is reached) and slides a rolling hash of the block over
-//! the line hashes; candidate windows are verified line by line.
+//! only when the level is reached) and sorts the line hashes into an index.
+//! A search starts from the block's rarest line and verifies only the places
+//! that line occurs, so a reply with thousands of blocks costs thousands of
+//! lookups, not thousands of scans; a block made only of common lines (blank
+//! lines, braces) slides a rolling hash over the file instead.
 //!
 //! [`replace_block`] is the one-call entry point. [`Haystack`] and
 //! [`find_block`] are the pieces, for formats that only need positions.
@@ -158,17 +161,19 @@ fn line_key(line: &str, level: Level) -> u64 {
 
 const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
 
-/// A file's lines (without endings), with per-level line hashes computed on
-/// first use.
+/// A file's lines (without endings), with per-level line hashes and an index
+/// of them, each computed on first use.
 pub struct Haystack<'a> {
     lines: Vec<&'a str>,
     keys: [OnceCell<Vec<u64>>; 4],
+    /// Per level: `(line hash, line index)` sorted, to find where a line occurs.
+    index: [OnceCell<Vec<(u64, u32)>>; 4],
 }
 
 impl<'a> Haystack<'a> {
     /// Lines without their endings (see [`crate::text::strip_ending`]).
     pub fn new(lines: Vec<&'a str>) -> Self {
-        Haystack { lines, keys: Default::default() }
+        Haystack { lines, keys: Default::default(), index: Default::default() }
     }
 
     /// The lines of a file's content (after any BOM).
@@ -193,6 +198,18 @@ impl<'a> Haystack<'a> {
         self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
     }
 
+    /// The (ascending) line indexes whose hash at `level` is `key`.
+    fn occurrences(&self, level: Level, key: u64) -> &[(u64, u32)] {
+        let index = self.index[level.key_slot()].get_or_init(|| {
+            let mut index: Vec<(u64, u32)> = self.keys(level).iter().zip(0u32..).map(|(&k, i)| (k, i)).collect();
+            index.sort_unstable();
+            index
+        });
+        let from = index.partition_point(|&(k, _)| k < key);
+        let to = from + index[from..].partition_point(|&(k, _)| k == key);
+        &index[from..to]
+    }
+
     /// Start indexes (0-based) of every place in `within` where `needle`
     /// matches at `level` (a line level, not elision or fuzzy), at most
     /// `limit` of them, in order.
@@ -202,13 +219,46 @@ impl<'a> Haystack<'a> {
         if m == 0 || within.len() < m || limit == 0 {
             return Vec::new();
         }
-        let keys = &self.keys(level)[within.clone()];
         let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
+        let same_at = |start: usize| {
+            let keys = &self.keys(level)[start..start + m];
+            keys == needle_keys.as_slice() && (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j])
+        };
+
+        // The rarest line of the block anchors the search.
+        let (anchor, places) = needle_keys
+            .iter()
+            .enumerate()
+            .map(|(j, &key)| (j, self.occurrences(level, key)))
+            .min_by_key(|(_, places)| places.len())
+            .expect("the needle has lines");
+        if places.len().saturating_mul(m) <= within.len() {
+            let starts = places.iter().filter_map(|&(_, at)| (at as usize).checked_sub(anchor));
+            return starts
+                .filter(|&start| start >= within.start && start + m <= within.end && same_at(start))
+                .take(limit)
+                .collect();
+        }
+        self.scan(level, &needle_keys, within, limit, same_at)
+    }
+
+    /// Slide a rolling hash of `needle_keys` over the line hashes of `within`.
+    fn scan(
+        &self,
+        level: Level,
+        needle_keys: &[u64],
+        within: Range<usize>,
+        limit: usize,
+        same_at: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
+        let m = needle_keys.len();
+        let keys = &self.keys(level)[within.clone()];
         let mut target: u64 = 0;
         let mut window: u64 = 0;
         let mut top: u64 = 1; // ROLL_BASE^(m-1)
         for j in 0..m {
-            target = target.wrapping_mul(ROLL_BASE).wrapping_add(hash_str(&needle_norm[j]));
+            target = target.wrapping_mul(ROLL_BASE).wrapping_add(needle_keys[j]);
             window = window.wrapping_mul(ROLL_BASE).wrapping_add(keys[j]);
             if j > 0 {
                 top = top.wrapping_mul(ROLL_BASE);
@@ -217,14 +267,10 @@ impl<'a> Haystack<'a> {
         let mut found = Vec::new();
         let mut s = 0;
         loop {
-            if window == target {
-                let start = within.start + s;
-                let same = (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
-                if same {
-                    found.push(start);
-                    if found.len() >= limit {
-                        break;
-                    }
+            if window == target && same_at(within.start + s) {
+                found.push(within.start + s);
+                if found.len() >= limit {
+                    break;
                 }
             }
             if s + m >= keys.len() {
@@ -1105,6 +1151,25 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn find_all_agrees_with_a_plain_scan(
+            lines in proptest::collection::vec("[ab]{0,2}[ \t]{0,1}", 0..60),
+            needle in proptest::collection::vec("[ab]{0,2}", 1..4),
+            from in 0usize..60, to in 0usize..70, limit in 1usize..6,
+        ) {
+            // Few distinct lines: both the anchored lookup and the rolling scan run.
+            let hay = Haystack::new(lines.iter().map(String::as_str).collect());
+            let needle: Vec<&str> = needle.iter().map(String::as_str).collect();
+            for level in LINE_LEVELS {
+                let want: Vec<usize> = (from..to.min(lines.len()))
+                    .filter(|&s| s + needle.len() <= to.min(lines.len()))
+                    .filter(|&s| (0..needle.len()).all(|j| normalize(&lines[s + j], level) == normalize(needle[j], level)))
+                    .take(limit)
+                    .collect();
+                prop_assert_eq!(hay.find_all(&needle, level, from..to, limit), want, "{:?}", level);
+            }
+        }
+
         #[test]
         fn unique_block_replaces_exactly(
             lines in proptest::collection::vec("[a-d ]{0,4}", 1..40),

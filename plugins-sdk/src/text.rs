@@ -70,8 +70,15 @@ impl TextStyle {
     /// The style of existing content.
     pub fn detect(content: &str) -> Self {
         let (bom, body) = split_bom(content);
-        let newlines = body.bytes().filter(|&b| b == b'\n').count();
-        let crlf = body.matches("\r\n").count();
+        // One pass over the line ends (memchr-fast), not a substring search.
+        let (mut newlines, mut crlf) = (0, 0);
+        for line in lines_with_endings(body) {
+            match ending_of(line) {
+                "\r\n" => (newlines, crlf) = (newlines + 1, crlf + 1),
+                "\n" => newlines += 1,
+                _ => {}
+            }
+        }
         TextStyle {
             bom,
             eol: if crlf * 2 > newlines { Eol::CrLf } else { Eol::Lf },

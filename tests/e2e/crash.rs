@@ -159,3 +159,16 @@ fn racing_appliers_never_lose_an_update() {
     }
     eprintln!("{ROUNDS} races, {conflicts} clean conflicts");
 }
+
+#[test]
+fn a_journal_of_another_layout_is_refused_not_guessed_at() {
+    let repo = TestRepo::with(BEFORE);
+    let state = repo.path().join(".git/agent-apply");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("journal.json"), r#"{"version": 1, "entries": []}"#).unwrap();
+    let out = repo.apply().arg("recover").output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("layout version 1") && stderr.contains("reads version 2"), "{stderr}");
+    assert!(state.join("journal.json").exists(), "an unreadable journal is kept for the user");
+}

@@ -88,6 +88,24 @@ fn no_commit_writes_the_working_tree_only() {
 }
 
 #[test]
+fn no_commit_writes_no_objects_and_leaves_no_state_behind() {
+    // Nothing is committed, so nothing goes into the object database; the
+    // journal's kept contents are gone once the files are in place.
+    for files in [&[("a.txt", "b\n")][..], &[("a.txt", "b\n"), ("new/c.txt", "c\n")][..]] {
+        let repo = TestRepo::with(&[("a.txt", "a\n")]);
+        let objects = || repo.git(&["count-objects", "-v"]);
+        let before = objects();
+        repo.apply().args(["--no-commit", "--format", "whole"]).write_stdin(whole_reply(files)).assert().success();
+        for (path, content) in files {
+            assert_eq!(repo.read(path).unwrap(), content.as_bytes());
+        }
+        assert_eq!(objects(), before, "{} file(s)", files.len());
+        let state = repo.path().join(".git/agent-apply");
+        assert!(!state.join("journal.json").exists() && !state.join("pending").exists());
+    }
+}
+
+#[test]
 fn partial_applies_what_it_can_and_says_so() {
     let repo = TestRepo::with(&[("a.py", "a\n"), ("b.py", "b\n")]);
     let out = repo

@@ -1,9 +1,17 @@
 //! The journal that makes a run crash-safe. It is written (and synced)
-//! before the branch moves, and removed once the working tree and index
-//! hold the new state. A run that finds one left behind finishes it first:
-//! if the branch moved, the working-tree update is completed; if not,
-//! nothing of the user's was touched yet and the journal is dropped.
+//! before the branch moves or the first file is replaced, and removed once
+//! the working tree and index hold the new state. A run that finds one left
+//! behind finishes it first: if the branch moved (or the run had no branch
+//! to move), the working-tree update is completed; if not, nothing of the
+//! user's was touched yet and the journal is dropped.
+//!
+//! Working-tree states are compared by content digest (xxh3-128), not by
+//! git blob id: the journal only asks "is this file still as before, already
+//! as after, or something else?", and SHA-1 with collision detection costs
+//! milliseconds per megabyte where xxh3 costs microseconds.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
@@ -12,15 +20,37 @@ use serde::{Deserialize, Serialize};
 use super::{TxError, worktree};
 
 const FILE: &str = "journal.json";
+/// Where a working-tree-only run keeps new contents until they are in place.
+const PENDING: &str = "pending";
+/// The journal layout this build writes and reads.
+const VERSION: u32 = 2;
+
+/// A content digest, as the journal records it (32 hex digits).
+pub fn digest(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// Where an entry's new content can be read back from after a crash.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// A blob in the object database (runs that commit).
+    Blob(String),
+    /// A file under the state directory's `pending/` (working-tree-only runs,
+    /// which write no objects).
+    Pending(String),
+}
 
 /// One path the run rewrites in the working tree.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Entry {
     pub path: String,
-    /// Blob of the content before (absent: the file did not exist).
+    /// Digest of the content before (absent: the file did not exist).
     pub before: Option<String>,
-    /// Blob of the content after (absent: the file is deleted).
+    /// Digest of the content after (absent: the file is deleted).
     pub after: Option<String>,
+    /// Where the content after is kept (absent when deleted).
+    pub source: Option<Source>,
     pub executable: bool,
 }
 
@@ -53,35 +83,80 @@ pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join(FILE)
 }
 
+/// Write `bytes` to `target` through a synced temp file in `dir`.
+fn write_synced(dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), TxError> {
+    std::fs::create_dir_all(dir).map_err(|e| TxError::io(dir, e))?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(|e| TxError::io(dir, e))?;
+    std::io::Write::write_all(&mut temp, bytes).map_err(|e| TxError::io(target, e))?;
+    temp.as_file().sync_all().map_err(|e| TxError::io(target, e))?;
+    temp.persist(target).map_err(|e| TxError::io(target, e.error))?;
+    Ok(())
+}
+
+/// Keep `content` under the state directory for a working-tree-only run and
+/// return its source, named by its index in the run.
+pub fn keep_pending(state_dir: &Path, index: usize, content: &[u8]) -> Result<Source, TxError> {
+    let dir = state_dir.join(PENDING);
+    let name = format!("{index}");
+    write_synced(&dir, &dir.join(&name), content)?;
+    Ok(Source::Pending(name))
+}
+
 impl Journal {
+    pub fn new(
+        reference: Option<String>,
+        old: Option<Oid>,
+        new: Option<Oid>,
+        stage: bool,
+        entries: Vec<Entry>,
+    ) -> Self {
+        Journal {
+            version: VERSION,
+            reference,
+            old_commit: old.map(|c| c.to_string()),
+            new_commit: new.map(|c| c.to_string()),
+            stage,
+            entries,
+        }
+    }
+
     pub fn write(&self, state_dir: &Path) -> Result<(), TxError> {
-        std::fs::create_dir_all(state_dir).map_err(|e| TxError::io(state_dir, e))?;
-        let target = path(state_dir);
         let json = serde_json::to_vec_pretty(self).expect("journal serializes");
-        let mut temp = tempfile::NamedTempFile::new_in(state_dir).map_err(|e| TxError::io(state_dir, e))?;
-        std::io::Write::write_all(&mut temp, &json).map_err(|e| TxError::io(&target, e))?;
-        temp.as_file().sync_all().map_err(|e| TxError::io(&target, e))?;
-        temp.persist(&target).map_err(|e| TxError::io(&target, e.error))?;
-        Ok(())
+        write_synced(state_dir, &path(state_dir), &json)
     }
 
     pub fn read(state_dir: &Path) -> Result<Option<Journal>, TxError> {
         let file = path(state_dir);
-        match std::fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| TxError::Journal { path: file, reason: e.to_string() }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(TxError::io(&file, e)),
+        let bytes = match std::fs::read(&file) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(TxError::io(&file, e)),
+        };
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u32,
         }
+        let bad = |reason: String| TxError::Journal { path: file.clone(), reason };
+        let version = serde_json::from_slice::<Versioned>(&bytes).map_err(|e| bad(e.to_string()))?.version;
+        if version != VERSION {
+            return Err(bad(format!(
+                "it has layout version {version}, this build reads version {VERSION}; finish it with the agent-apply \
+                 that wrote it"
+            )));
+        }
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| bad(e.to_string()))
     }
 
-    pub fn remove(state_dir: &Path) -> Result<(), TxError> {
-        let file = path(state_dir);
-        match std::fs::remove_file(&file) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(&file, e)),
-            _ => Ok(()),
+    /// Remove the journal, then whatever pending contents it kept.
+    fn remove(state_dir: &Path) -> Result<(), TxError> {
+        for file in [path(state_dir), state_dir.join(PENDING)] {
+            let removed = if file.is_dir() { std::fs::remove_dir_all(&file) } else { std::fs::remove_file(&file) };
+            match removed {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&file, e)),
+                _ => {}
+            }
         }
+        Ok(())
     }
 
     /// Whether the run this journal describes got as far as moving the branch.
@@ -92,41 +167,63 @@ impl Journal {
     }
 
     /// Finish (or drop) this journal's run. The caller holds the repo lock.
-    pub fn finish(&self, repo: &Repository, root: &Path, state_dir: &Path) -> Result<Recovery, TxError> {
+    /// `fresh` has the new contents by path when the caller is the run that
+    /// wrote the journal, so they need not be read back.
+    pub fn finish(
+        &self,
+        repo: &Repository,
+        root: &Path,
+        state_dir: &Path,
+        fresh: Option<&BTreeMap<String, Option<&str>>>,
+    ) -> Result<Recovery, TxError> {
         let mut recovery = Recovery::default();
         if !self.committed(repo) {
             recovery.discarded = true;
         } else {
-            let mut plan = Vec::new();
+            let mut writes = Vec::new();
             for entry in &self.entries {
-                let current = worktree::current_blob(root, &entry.path)?;
-                let after = entry.after.as_deref().map(parse_oid).transpose()?;
-                let before = entry.before.as_deref().map(parse_oid).transpose()?;
-                if current == after {
-                    plan.push((entry, after, true));
-                } else if current == before {
-                    plan.push((entry, after, false));
+                let current = worktree::current_digest(root, &entry.path)?;
+                let write = if current == entry.after {
+                    false
+                } else if current == entry.before {
+                    true
                 } else {
                     recovery.left.push(entry.path.clone());
-                }
-            }
-            let writes: Vec<worktree::PathUpdate> = plan
-                .iter()
-                .map(|(entry, after, done)| worktree::PathUpdate {
+                    continue;
+                };
+                let content = match fresh.and_then(|f| f.get(&entry.path)) {
+                    Some(content) => content.map(|c| Cow::Borrowed(c.as_bytes())),
+                    None if write => self.content(repo, state_dir, entry)?.map(Cow::Owned),
+                    None => None,
+                };
+                writes.push(worktree::PathUpdate {
                     path: entry.path.clone(),
-                    blob: *after,
+                    content,
+                    deleted: entry.after.is_none(),
                     executable: entry.executable,
-                    write: !done,
-                })
-                .collect();
+                    write,
+                });
+                recovery.completed.push(entry.path.clone());
+            }
             worktree::update(repo, root, &writes, self.stage)?;
-            recovery.completed = plan.iter().map(|(e, _, _)| e.path.clone()).collect();
         }
         Journal::remove(state_dir)?;
         Ok(recovery)
     }
-}
 
-fn parse_oid(hex: &str) -> Result<Oid, TxError> {
-    Oid::from_str(hex).map_err(|e| TxError::Git(format!("bad object id {hex:?} in the journal: {e}")))
+    /// An entry's new content, read back from where the run kept it.
+    fn content(&self, repo: &Repository, state_dir: &Path, entry: &Entry) -> Result<Option<Vec<u8>>, TxError> {
+        match &entry.source {
+            None => Ok(None),
+            Some(Source::Blob(hex)) => {
+                let id = Oid::from_str(hex)
+                    .map_err(|e| TxError::Git(format!("bad object id {hex:?} in the journal: {e}")))?;
+                Ok(Some(repo.find_blob(id).map_err(TxError::git)?.content().to_vec()))
+            }
+            Some(Source::Pending(name)) => {
+                let file = state_dir.join(PENDING).join(name);
+                std::fs::read(&file).map(Some).map_err(|e| TxError::io(&file, e))
+            }
+        }
+    }
 }

@@ -231,7 +231,7 @@ impl GitRepo {
 
     fn recover_locked(&self) -> Result<Option<Recovery>, TxError> {
         match Journal::read(&self.state_dir)? {
-            Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir).map(Some),
+            Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir, None).map(Some),
             None => Ok(None),
         }
     }
@@ -418,29 +418,23 @@ impl GitRepo {
         let entries: Vec<Entry> = touched
             .iter()
             .map(|path| {
-                let before = self.snapshot_blob(path, snapshot_of(path))?;
+                let before = self.check_snapshot(path, snapshot_of(path))?;
                 let after = blobs[path];
                 Ok(Entry {
                     path: path.clone(),
-                    before: before.map(|b| b.to_string()),
-                    after: after.map(|(b, _)| b.to_string()),
+                    before,
+                    after: flat[path].map(|c| journal::digest(c.as_bytes())),
+                    source: after.map(|(b, _)| journal::Source::Blob(b.to_string())),
                     executable: after.is_some_and(|(_, x)| x),
                 })
             })
             .collect::<Result<_, TxError>>()?;
-        let journal = Journal {
-            version: 1,
-            reference: Some(head.reference.clone()),
-            old_commit: head.commit.map(|c| c.to_string()),
-            new_commit: Some(commit.to_string()),
-            stage: true,
-            entries,
-        };
+        let journal = Journal::new(Some(head.reference.clone()), head.commit, Some(commit), true, entries);
         journal.write(&self.state_dir)?;
         fault::point("after-journal");
         self.move_reference(head, commit, &format!("agent-apply: {}", request.message.lines().next().unwrap_or("")))?;
         fault::point("after-ref");
-        let recovery = journal.finish(&self.repo, &self.root, &self.state_dir)?;
+        let recovery = journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat))?;
         fault::point("after-worktree");
         if !recovery.left.is_empty() {
             return Err(TxError::Refused(format!(
@@ -481,40 +475,63 @@ impl GitRepo {
         })
     }
 
-    /// The blob of `path` as the run read it (written, for the journal),
-    /// after checking the working tree still holds exactly that; `None` for
-    /// a file that did not exist.
-    fn snapshot_blob(&self, path: &str, snapshot: Option<&File>) -> Result<Option<Oid>, TxError> {
-        let blob = snapshot.map(|f| self.repo.blob(f.content.as_bytes())).transpose().map_err(TxError::git)?;
-        if worktree::current_blob(&self.root, path)? != blob {
+    /// The journal digest of `path` as the run read it, after checking the
+    /// working tree still holds exactly that; `None` for a file that did not
+    /// exist. Bytes are compared, not hashes: the snapshot is in memory.
+    fn check_snapshot(&self, path: &str, snapshot: Option<&File>) -> Result<Option<String>, TxError> {
+        let current = worktree::current(&self.root, path)?;
+        if current.as_deref() != snapshot.map(|f| f.content.as_bytes()) {
             return Err(TxError::FileChanged { path: path.to_string() });
         }
-        Ok(blob)
+        Ok(current.map(|bytes| journal::digest(&bytes)))
     }
 
     /// `--no-commit`: write `changes` to the working tree only, all or
-    /// nothing, under the journal.
+    /// nothing. One file is replaced atomically by itself; several go under
+    /// the journal, their new contents kept in the state directory (no
+    /// objects are written: nothing is committed).
     pub fn write_worktree(&self, snapshots: &[File], planned: &[String], changes: &[Change]) -> Result<(), TxError> {
         let flat = Self::flatten(changes, planned)?;
         let head = self.head()?;
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
+        let snapshot_of = |path: &str| snapshots.iter().find(|f| f.path == path);
         let mut entries = Vec::new();
-        for (path, content) in &flat {
-            let before = self.snapshot_blob(path, snapshots.iter().find(|f| &f.path == path))?;
-            let after = content.map(|c| self.repo.blob(c.as_bytes())).transpose().map_err(TxError::git)?;
+        for (index, (path, content)) in flat.iter().enumerate() {
+            let before = self.check_snapshot(path, snapshot_of(path))?;
+            let executable = self.executable_in(head.commit, path);
+            if flat.len() == 1 {
+                // A single rename is already all or nothing.
+                let full = self.root.join(path);
+                return match content {
+                    Some(content) => worktree::write_atomically(&full, content.as_bytes(), executable),
+                    None => worktree::update(
+                        &self.repo,
+                        &self.root,
+                        &[worktree::PathUpdate {
+                            path: path.clone(),
+                            content: None,
+                            deleted: true,
+                            executable,
+                            write: true,
+                        }],
+                        false,
+                    ),
+                };
+            }
+            let source = content.map(|c| journal::keep_pending(&self.state_dir, index, c.as_bytes())).transpose()?;
             entries.push(Entry {
                 path: path.clone(),
-                before: before.map(|b| b.to_string()),
-                after: after.map(|b| b.to_string()),
-                executable: self.executable_in(head.commit, path),
+                before,
+                after: content.map(|c| journal::digest(c.as_bytes())),
+                source,
+                executable,
             });
         }
-        let journal =
-            Journal { version: 1, reference: None, old_commit: None, new_commit: None, stage: false, entries };
+        let journal = Journal::new(None, None, None, false, entries);
         journal.write(&self.state_dir)?;
         fault::point("after-journal");
-        journal.finish(&self.repo, &self.root, &self.state_dir)?;
+        journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat))?;
         fault::point("after-worktree");
         Ok(())
     }
@@ -566,26 +583,28 @@ impl GitRepo {
             )));
         }
         let _lock = RepoLock::acquire(&self.state_dir)?;
+        let digest_in = |commit: Oid, path: &str| -> Result<Option<String>, TxError> {
+            self.entry_in(Some(commit), path)
+                .map(|(id, _)| self.repo.find_blob(id).map(|b| journal::digest(b.content())))
+                .transpose()
+                .map_err(TxError::git)
+        };
         let entries: Vec<Entry> = paths
             .iter()
-            .map(|path| Entry {
-                path: path.clone(),
-                before: self.entry_in(Some(commit_id), path).map(|(id, _)| id.to_string()),
-                after: self.entry_in(Some(parent.id()), path).map(|(id, _)| id.to_string()),
-                executable: self.executable_in(Some(parent.id()), path),
+            .map(|path| {
+                Ok(Entry {
+                    path: path.clone(),
+                    before: digest_in(commit_id, path)?,
+                    after: digest_in(parent.id(), path)?,
+                    source: self.entry_in(Some(parent.id()), path).map(|(id, _)| journal::Source::Blob(id.to_string())),
+                    executable: self.executable_in(Some(parent.id()), path),
+                })
             })
-            .collect();
-        let journal = Journal {
-            version: 1,
-            reference: Some(head.reference.clone()),
-            old_commit: Some(commit_id.to_string()),
-            new_commit: Some(parent.id().to_string()),
-            stage: true,
-            entries,
-        };
+            .collect::<Result<_, TxError>>()?;
+        let journal = Journal::new(Some(head.reference.clone()), Some(commit_id), Some(parent.id()), true, entries);
         journal.write(&self.state_dir)?;
         self.move_reference(&head, parent.id(), "agent-apply: undo")?;
-        journal.finish(&self.repo, &self.root, &self.state_dir)?;
+        journal.finish(&self.repo, &self.root, &self.state_dir, None)?;
         Ok(Undone { commit: commit_id.to_string(), format, restored: paths, now: parent.id().to_string() })
     }
 }

@@ -1,33 +1,47 @@
 //! Bring the user's working tree and index up to date for the changed
 //! paths only: cost grows with the change, not with the repository.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use git2::{Oid, Repository};
 
-use super::{TxError, fault};
+use super::{TxError, fault, journal};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
-pub struct PathUpdate {
+pub struct PathUpdate<'c> {
     pub path: String,
-    /// The new content's blob; `None` deletes the file.
-    pub blob: Option<Oid>,
+    /// The new content, when the file needs writing.
+    pub content: Option<Cow<'c, [u8]>>,
+    /// The path is deleted.
+    pub deleted: bool,
     pub executable: bool,
-    /// Whether the file still needs writing (false: it already holds `blob`,
-    /// only the index may need it).
+    /// Whether the file still needs writing or removing (false: it already
+    /// holds the new state, only the index may need it).
     pub write: bool,
+}
+
+/// The working-tree file at `path`, or `None` if it does not exist.
+pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
+    let full = root.join(path);
+    match std::fs::read(&full) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(TxError::io(&full, e)),
+    }
 }
 
 /// The blob id the working-tree file at `path` would hash to, or `None` if
 /// it does not exist.
 pub fn current_blob(root: &Path, path: &str) -> Result<Option<Oid>, TxError> {
-    let full = root.join(path);
-    match std::fs::read(&full) {
-        Ok(bytes) => Oid::hash_object(git2::ObjectType::Blob, &bytes).map(Some).map_err(TxError::git),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(TxError::io(&full, e)),
-    }
+    current(root, path)?.map(|bytes| Oid::hash_object(git2::ObjectType::Blob, &bytes)).transpose().map_err(TxError::git)
+}
+
+/// The journal digest of the working-tree file at `path`, or `None` if it
+/// does not exist.
+pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
+    Ok(current(root, path)?.map(|bytes| journal::digest(&bytes)))
 }
 
 /// Write each file atomically (temp file + rename in its directory), then
@@ -41,24 +55,22 @@ pub fn update(repo: &Repository, root: &Path, updates: &[PathUpdate], stage: boo
             continue;
         }
         let full = root.join(&update.path);
-        match update.blob {
-            Some(blob) => {
-                let content = repo.find_blob(blob).map_err(TxError::git)?;
-                write_atomically(&full, content.content(), update.executable)?;
-            }
-            None => match std::fs::remove_file(&full) {
+        match &update.content {
+            Some(content) => write_atomically(&full, content, update.executable)?,
+            None if update.deleted => match std::fs::remove_file(&full) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
                 _ => remove_empty_parents(root, &full),
             },
+            None => unreachable!("a file to write comes with its content"),
         }
     }
     if stage {
         let mut index = repo.index().map_err(TxError::git)?;
         for update in updates {
             let path = Path::new(&update.path);
-            match update.blob {
-                Some(_) => index.add_path(path).map_err(TxError::git)?,
-                None => match index.remove_path(path) {
+            match update.deleted {
+                false => index.add_path(path).map_err(TxError::git)?,
+                true => match index.remove_path(path) {
                     Err(e) if e.code() != git2::ErrorCode::NotFound => return Err(TxError::git(e)),
                     _ => {}
                 },
@@ -69,7 +81,7 @@ pub fn update(repo: &Repository, root: &Path, updates: &[PathUpdate], stage: boo
     Ok(())
 }
 
-fn write_atomically(full: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
+pub fn write_atomically(full: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
     let dir = full.parent().expect("repo paths have a parent");
     std::fs::create_dir_all(dir).map_err(|e| TxError::io(dir, e))?;
     let mut temp =
