@@ -122,6 +122,8 @@ fn build_components(workspace: &Path, target_dir: &Path, crates: &[WasmCrate]) {
     {
         cmd.env_remove(var);
     }
+    // Wasm SIMD (supported by every wasmtime we run on) speeds up line scanning.
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false").env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
     let status = cmd.status().expect("failed to run cargo to build the wasm format plugins");
     if !status.success() {

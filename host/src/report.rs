@@ -2,6 +2,7 @@
 //! `schema` version, and the `reflection` an agent hands back to its model.
 
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
+use agent_apply_sdk::text::line_count;
 use serde::Serialize;
 use similar::TextDiff;
 
@@ -293,8 +294,8 @@ impl ApplyReport {
             }
             files.push(FileJson {
                 changes: with_ranges.then(|| range_changes(old.as_deref().unwrap_or(""), new.unwrap_or(""))),
-                lines_before: old.as_deref().map_or(0, count_lines),
-                lines_after: new.map_or(0, count_lines),
+                lines_before: old.as_deref().map_or(0, line_count),
+                lines_after: new.map_or(0, line_count),
                 path,
                 from,
                 action,
@@ -442,9 +443,6 @@ impl ApplyReport {
     }
 }
 
-fn count_lines(text: &str) -> usize {
-    agent_apply_sdk::text::lines_with_endings(text).count()
-}
 
 /// A unified diff of one file, `None` meaning absent.
 pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {

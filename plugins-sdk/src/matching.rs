@@ -13,7 +13,7 @@
 //! edited silently.
 //!
 //! Cost is linear in the file: each level hashes every line once (lazily,
-//! only when the level is reached) and sorts the line hashes into an index.
+//! only when the level is reached) and chains the line hashes into an index.
 //! A search starts from the block's rarest line and verifies only the places
 //! that line occurs, so a reply with thousands of blocks costs thousands of
 //! lookups, not thousands of scans; a block made only of common lines (blank
@@ -166,8 +166,8 @@ const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
 pub struct Haystack<'a> {
     lines: Vec<&'a str>,
     keys: [OnceCell<Vec<u64>>; 4],
-    /// Per level: `(line hash, line index)` sorted, to find where a line occurs.
-    index: [OnceCell<Vec<(u64, u32)>>; 4],
+    /// Per level: where each line hash occurs.
+    index: [OnceCell<LineIndex>; 4],
 }
 
 impl<'a> Haystack<'a> {
@@ -198,16 +198,12 @@ impl<'a> Haystack<'a> {
         self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
     }
 
-    /// The (ascending) line indexes whose hash at `level` is `key`.
-    fn occurrences(&self, level: Level, key: u64) -> &[(u64, u32)] {
-        let index = self.index[level.key_slot()].get_or_init(|| {
-            let mut index: Vec<(u64, u32)> = self.keys(level).iter().zip(0u32..).map(|(&k, i)| (k, i)).collect();
-            index.sort_unstable();
-            index
-        });
-        let from = index.partition_point(|&(k, _)| k < key);
-        let to = from + index[from..].partition_point(|&(k, _)| k == key);
-        &index[from..to]
+    /// The line indexes whose hash at `level` is `key`, ascending, at most
+    /// `cap` of them (counting stops there).
+    fn occurrences(&self, level: Level, key: u64, cap: usize) -> Vec<usize> {
+        let keys = self.keys(level);
+        let index = self.index[level.key_slot()].get_or_init(|| LineIndex::new(keys));
+        index.chain(key).filter(|&i| keys[i] == key).take(cap).collect()
     }
 
     /// Start indexes (0-based) of every place in `within` where `needle`
@@ -226,15 +222,24 @@ impl<'a> Haystack<'a> {
             keys == needle_keys.as_slice() && (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j])
         };
 
-        // The rarest line of the block anchors the search.
-        let (anchor, places) = needle_keys
-            .iter()
-            .enumerate()
-            .map(|(j, &key)| (j, self.occurrences(level, key)))
-            .min_by_key(|(_, places)| places.len())
-            .expect("the needle has lines");
-        if places.len().saturating_mul(m) <= within.len() {
-            let starts = places.iter().filter_map(|&(_, at)| (at as usize).checked_sub(anchor));
+        // The rarest line of the block anchors the search; a block of common
+        // lines only (each more frequent than the window is long, over the
+        // block's length) is cheaper to scan for.
+        let budget = within.len() / m + 1;
+        let mut anchor: Option<(usize, Vec<usize>)> = None;
+        for (j, &key) in needle_keys.iter().enumerate() {
+            let cap = anchor.as_ref().map_or(budget, |(_, places)| places.len());
+            let places = self.occurrences(level, key, cap + 1);
+            if places.len() <= cap && anchor.as_ref().is_none_or(|(_, best)| places.len() < best.len()) {
+                let done = places.is_empty();
+                anchor = Some((j, places));
+                if done {
+                    break;
+                }
+            }
+        }
+        if let Some((j, places)) = anchor {
+            let starts = places.into_iter().filter_map(|at| at.checked_sub(j));
             return starts
                 .filter(|&start| start >= within.start && start + m <= within.end && same_at(start))
                 .take(limit)
@@ -280,6 +285,42 @@ impl<'a> Haystack<'a> {
             s += 1;
         }
         found
+    }
+}
+
+/// Line hashes chained by bucket: `head[bucket]` is the first line of the
+/// bucket, `next[line]` the following one, in ascending line order. Built in
+/// one pass, no sorting.
+struct LineIndex {
+    shift: u32,
+    head: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl LineIndex {
+    const END: u32 = u32::MAX;
+
+    fn new(keys: &[u64]) -> Self {
+        let bits = (keys.len().max(2) * 2).next_power_of_two().trailing_zeros();
+        let shift = 64 - bits;
+        let mut head = vec![Self::END; 1 << bits];
+        let mut next = vec![Self::END; keys.len()];
+        for (i, &key) in keys.iter().enumerate().rev() {
+            let bucket = (key >> shift) as usize;
+            next[i] = head[bucket];
+            head[bucket] = i as u32;
+        }
+        LineIndex { shift, head, next }
+    }
+
+    /// The lines in `key`'s bucket (other keys included), ascending.
+    fn chain(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let first = self.head[(key >> self.shift) as usize];
+        std::iter::successors((first != Self::END).then_some(first), |&i| {
+            let n = self.next[i as usize];
+            (n != Self::END).then_some(n)
+        })
+        .map(|i| i as usize)
     }
 }
 
