@@ -1,8 +1,8 @@
 //! What a run tells its caller: human text, or one JSON object with a
 //! `schema` version, and the `reflection` an agent hands back to its model.
 
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
 use agent_apply_sdk::text::line_count;
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
 use serde::Serialize;
 use similar::TextDiff;
 
@@ -442,7 +442,6 @@ impl ApplyReport {
         out
     }
 }
-
 
 /// A unified diff of one file, `None` meaning absent.
 pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {

@@ -9,15 +9,14 @@ use agent_apply_sdk::types::{ApplyOutput, Edit, EditStatus, FailureKind, File, O
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
 use crate::transaction::{
-    CommitRequest, DEFAULT_MAX_FILE_BYTES, GitRepo, SnapshotError, check_path, planned_paths, read_snapshot,
+    CommitRequest, DEFAULT_MAX_FILE_BYTES, SnapshotError, check_path, planned_paths, read_snapshot,
 };
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
     let reply = read_reply(args.reply.as_deref())?;
-    let context = Context::new(global)?;
-    let repo =
-        if args.dry_run { GitRepo::discover(&context.root).ok() } else { Some(GitRepo::discover(&context.root)?) };
+    let mut context = Context::new(global)?;
+    let repo = if args.dry_run { context.take_git_repo().ok() } else { Some(context.take_git_repo()?) };
     if let Some(repo) = &repo {
         if !args.dry_run {
             repo.recover()?;

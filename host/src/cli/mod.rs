@@ -22,6 +22,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::config::Config;
 use crate::registry::Registry;
 use crate::runtime::{ComponentCache, Runtime};
+use crate::transaction::GitRepo;
 pub use error::{CommandError, Exit};
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.
@@ -166,6 +167,8 @@ pub fn run() -> ExitCode {
 /// What most commands need: where the repo is, its config, the formats.
 pub struct Context {
     pub root: PathBuf,
+    /// The repository around the start directory, opened once for the run.
+    pub repository: Option<git2::Repository>,
     pub config: Config,
     pub registry: Registry,
     pub verbose: bool,
@@ -174,24 +177,26 @@ pub struct Context {
 impl Context {
     pub fn new(global: &GlobalArgs) -> Result<Self, CommandError> {
         let start = global.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-        let root = repo_root(&start)?;
+        if !start.is_dir() {
+            return Err(CommandError::usage(format!("{} is not a directory", start.display())));
+        }
+        // Outside a repository (or in a bare one) the root is `start` itself:
+        // formats, parse and read work anywhere.
+        let repository = git2::Repository::discover(&start).ok();
+        let root = repository.as_ref().and_then(|r| r.workdir()).map_or_else(|| start.clone(), Path::to_path_buf);
         let config = Config::load(Some(&root))?;
         let runtime = Runtime::new(ComponentCache::default_location(), config.limits())?;
         let registry = Registry::new(runtime, &config)?;
-        Ok(Context { root, config, registry, verbose: global.verbose })
+        Ok(Context { root, repository, config, registry, verbose: global.verbose })
     }
-}
 
-/// The working tree root of the repository around `start`, or `start`
-/// itself outside a repository (formats, parse and read work anywhere).
-fn repo_root(start: &Path) -> Result<PathBuf, CommandError> {
-    if !start.is_dir() {
-        return Err(CommandError::usage(format!("{} is not a directory", start.display())));
+    /// The run's repository, for the transaction (an error outside one).
+    pub fn take_git_repo(&mut self) -> Result<GitRepo, crate::transaction::TxError> {
+        match self.repository.take() {
+            Some(repository) => GitRepo::open(repository),
+            None => GitRepo::discover(&self.root),
+        }
     }
-    Ok(git2::Repository::discover(start)
-        .ok()
-        .and_then(|repo| repo.workdir().map(Path::to_path_buf))
-        .unwrap_or_else(|| start.to_path_buf()))
 }
 
 /// The reply text: from a file, or stdin for `-` or no argument.

@@ -194,7 +194,11 @@ pub struct GitRepo {
 impl GitRepo {
     /// The repository around `start`.
     pub fn discover(start: &Path) -> Result<GitRepo, TxError> {
-        let repo = Repository::discover(start).map_err(TxError::git)?;
+        GitRepo::open(Repository::discover(start).map_err(TxError::git)?)
+    }
+
+    /// The transaction over an already opened repository.
+    pub fn open(repo: Repository) -> Result<GitRepo, TxError> {
         let root = repo
             .workdir()
             .ok_or_else(|| TxError::Refused("the repository is bare; edits need a working tree".into()))?
