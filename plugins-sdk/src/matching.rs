@@ -704,6 +704,13 @@ struct Splice {
     middle: Vec<String>,
 }
 
+impl Splice {
+    /// How many lines the range holds once replaced.
+    fn new_len(&self) -> usize {
+        self.keep_prefix + self.middle.len() + self.keep_suffix
+    }
+}
+
 fn make_splice(
     start: usize,
     end: usize,
@@ -911,12 +918,24 @@ pub fn replace_block(
     options: &LadderOptions,
 ) -> Result<Replaced, EditFailure> {
     let hay = Haystack::of(content);
-    let s = block_lines(search);
-    let r = block_lines(replace);
+    let plan = plan_block(&hay, &block_lines(search), &block_lines(replace), options)?;
+    Ok(Replaced { content: render(content, &plan.splices), level: plan.level, lines: plan.lines })
+}
+
+/// Where and how one block changes the file, before anything is written.
+struct Plan {
+    splices: Vec<Splice>,
+    lines: LineRange,
+    level: Level,
+    /// Found only once blank lines at the block's edges were dropped.
+    trimmed: bool,
+}
+
+fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOptions) -> Result<Plan, EditFailure> {
     if s.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
-    if let Some(failure) = elided_replacement(&s, &r) {
+    if let Some(failure) = elided_replacement(s, r) {
         return Err(failure);
     }
     let n = hay.len();
@@ -924,7 +943,7 @@ pub fn replace_block(
     let mut plan: Option<(Vec<Splice>, LineRange, Level)> = None;
     for level in LINE_LEVELS {
         if level == Level::Unicode && options.elision {
-            match plan_elision(&hay, &s, &r) {
+            match plan_elision(hay, s, r) {
                 Ok(Some((splices, range))) => {
                     plan = Some((splices, range, Level::Elision));
                     break;
@@ -935,14 +954,14 @@ pub fn replace_block(
                 Err(failure) => deferred = Some(failure),
             }
         }
-        match find_at(&hay, &s, 0..n, level) {
+        match find_at(hay, s, 0..n, level) {
             None => continue,
             Some(Err(MatchError::Ambiguous { level, starts })) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
             Some(Err(MatchError::NotFound)) => continue,
             Some(Ok(m)) => {
-                plan = Some((single_splice(&hay, &s, &r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));
+                plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));
                 break;
             }
         }
@@ -950,9 +969,9 @@ pub fn replace_block(
     if plan.is_none()
         && let Some(min) = options.fuzzy
     {
-        match fuzzy_find(&hay, &s, 0..n, min, options.fuzzy_margin) {
+        match fuzzy_find(hay, s, 0..n, min, options.fuzzy_margin) {
             Ok(m) => {
-                plan = Some((single_splice(&hay, &s, &r, m), LineRange::new(m.start as u32 + 1, m.end as u32), m.level))
+                plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), m.level))
             }
             Err(MatchError::Ambiguous { level, starts }) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
@@ -962,19 +981,82 @@ pub fn replace_block(
     }
     let Some((splices, lines, level)) = plan else {
         // Models often add a blank line before or after the lines they copy.
-        if let Some((search, replace)) = trim_blank_edges(&s, &r) {
-            match replace_block(content, &search, &replace, options) {
-                Ok(done) => return Ok(done),
+        if let Some((search, replace)) = trim_blank_edges(s, r) {
+            match plan_block(hay, &block_lines(&search), &block_lines(&replace), options) {
+                Ok(done) => return Ok(Plan { trimmed: true, ..done }),
                 Err(failure) if failure.kind == FailureKind::Ambiguous => return Err(failure),
                 Err(_) => {}
             }
         }
-        return Err(deferred.unwrap_or_else(|| not_found(&hay, &s, &r)));
+        return Err(deferred.unwrap_or_else(|| not_found(hay, s, r)));
     };
-    if let Some(failure) = already_applied_around(&hay, &s, &r, lines) {
+    if let Some(failure) = already_applied_around(hay, s, r, lines) {
         return Err(failure);
     }
-    Ok(Replaced { content: render(content, &splices), level, lines })
+    Ok(Plan { splices, lines, level, trimmed: false })
+}
+
+/// Replace `blocks` (search, replace) in `content`, each as if applied to
+/// the result of the ones before it, in one pass over the file: what
+/// [`replace_block`] in a loop gives, without rescanning the file per block.
+///
+/// `None` when one pass cannot be shown to give the same result; the caller
+/// then applies the blocks one by one. One pass is taken only when every
+/// block matches exactly one place of the original file at a line level
+/// (not elision, not fuzzy), the places are apart (no block's
+/// already-applied check can see an earlier block's change), and no block's
+/// text contains a line that an earlier block writes (so no earlier block
+/// can have made a new match). Anything else, including every failure, is
+/// left to the one-by-one path and its messages.
+pub fn replace_blocks_at_once(
+    content: &str,
+    blocks: &[(&str, &str)],
+    options: &LadderOptions,
+) -> Option<(String, Vec<(Level, LineRange)>)> {
+    // Inserted lines take the file's usual ending; with mixed endings an
+    // earlier block could change which that is.
+    let bytes = content.as_bytes();
+    if memchr::memchr(b'\r', bytes).is_some()
+        && memchr::memmem::find_iter(bytes, b"\r\n").count() != memchr::memchr_iter(b'\n', bytes).count()
+    {
+        return None;
+    }
+    let hay = Haystack::of(content);
+    let mut written: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut placed: Vec<(Plan, usize, usize)> = Vec::with_capacity(blocks.len());
+    for (search, replace) in blocks {
+        let (s, r) = (block_lines(search), block_lines(replace));
+        let plan = plan_block(&hay, &s, &r, options).ok()?;
+        if plan.trimmed || !LINE_LEVELS.contains(&plan.level) {
+            return None;
+        }
+        // Looser levels only merge lines, so a line equal at any level is
+        // equal at the loosest: one key per line covers them all.
+        if s.iter().any(|l| written.contains(&line_key(l, Level::Unicode))) {
+            return None;
+        }
+        let (start, end) = (plan.lines.start as usize - 1, plan.lines.end as usize);
+        let reach = r.len().max(1);
+        if placed.iter().any(|&(_, a, b)| start < b + reach && a < end + reach) {
+            return None;
+        }
+        written.extend(plan.splices.iter().flat_map(|sp| &sp.middle).map(|l| line_key(l, Level::Unicode)));
+        placed.push((plan, start, end));
+    }
+    // Line numbers as each block saw the file: shifted by the earlier blocks above it.
+    let mut outcomes = Vec::with_capacity(placed.len());
+    for (j, (plan, start, _)) in placed.iter().enumerate() {
+        let shift: isize = placed[..j]
+            .iter()
+            .filter(|(_, _, end)| end <= start)
+            .map(|(p, a, b)| p.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (b - a) as isize)
+            .sum();
+        let at = |line: u32| (line as isize + shift) as u32;
+        outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end))));
+    }
+    let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
+    splices.sort_by_key(|sp| sp.start);
+    Some((render(content, &splices), outcomes))
 }
 
 /// The block without blank lines at its edges, and the replacement without
@@ -1191,7 +1273,54 @@ mod tests {
         assert_eq!(hay.find_all(&["a"], Level::Exact, 0..5, 2), vec![0, 2]);
     }
 
+    #[test]
+    fn blocks_at_once_report_lines_as_each_block_saw_the_file() {
+        let content = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\n";
+        let blocks = [("b\n", "B1\nB2\nB3\n"), ("    h\n", "H\n"), ("k\n", "")];
+        let (out, outcomes) = replace_blocks_at_once(content, &blocks, &LadderOptions::default()).expect("one pass");
+        assert_eq!(out, "a\nB1\nB2\nB3\nc\nd\ne\nf\ng\nH\ni\nj\nl\n");
+        let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l)| (l.start, l.end)).collect();
+        assert_eq!(lines, [(2, 2), (10, 10), (13, 13)], "line 11 is line 13 once block 1 added two lines");
+        assert_eq!(outcomes[1].0, Level::LeadingWhitespace);
+        // A block whose text an earlier block writes is left to the one-by-one path.
+        let chained = [("b\n", "x\n"), ("x\n", "y\n")];
+        assert_eq!(replace_blocks_at_once(content, &chained, &LadderOptions::default()), None);
+    }
+
     proptest! {
+        #[test]
+        fn blocks_at_once_equal_blocks_one_by_one(
+            lines in proptest::collection::vec("(  )?[a-f]{1,2}", 4..40),
+            picks in proptest::collection::vec((0usize..40, 1usize..4, proptest::collection::vec("(  )?[a-h]{1,2}", 0..4), any::<bool>()), 1..6),
+            crlf: bool,
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let content: String = lines.iter().map(|l| format!("{l}{eol}")).collect();
+            let mut blocks: Vec<(String, String)> = Vec::new();
+            for (at, len, replace, drift) in picks {
+                let at = at % lines.len();
+                let end = (at + len).min(lines.len());
+                let search: String = lines[at..end]
+                    .iter()
+                    .map(|l| if drift { format!("  {l}\n") } else { format!("{l}\n") })
+                    .collect();
+                blocks.push((search, replace.iter().map(|l| format!("{l}\n")).collect()));
+            }
+            let pairs: Vec<(&str, &str)> = blocks.iter().map(|(s, r)| (s.as_str(), r.as_str())).collect();
+            let options = LadderOptions::default();
+            if let Some((at_once, outcomes)) = replace_blocks_at_once(&content, &pairs, &options) {
+                let mut current = content.clone();
+                for ((search, replace), (level, lines)) in pairs.iter().zip(&outcomes) {
+                    let done = replace_block(&current, search, replace, &options);
+                    prop_assert!(done.is_ok(), "one by one failed where one pass applied: {:?}", done);
+                    let done = done.unwrap();
+                    prop_assert_eq!((done.level, done.lines), (*level, *lines));
+                    current = done.content;
+                }
+                prop_assert_eq!(at_once, current);
+            }
+        }
+
         #[test]
         fn find_all_agrees_with_a_plain_scan(
             lines in proptest::collection::vec("[ab]{0,2}[ \t]{0,1}", 0..60),

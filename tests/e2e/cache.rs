@@ -50,3 +50,21 @@ fn an_unwritable_cache_only_costs_a_compile() {
     let whole = registry.find("whole").unwrap().clone();
     assert_eq!(registry.instantiate(&whole).unwrap().info().unwrap().name, "whole");
 }
+
+#[test]
+fn listing_formats_twice_instantiates_none_the_second_time() {
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(cache.path());
+    let first: Vec<_> = registry.entries().iter().map(|e| registry.summary(e).unwrap()).collect();
+    // What each plugin said of itself is kept by digest; the second listing
+    // needs no compiled component at all.
+    for entry in cache_entries(cache.path()).into_iter().filter(|p| p.extension().is_some_and(|x| x == "cwasm")) {
+        std::fs::remove_file(entry).unwrap();
+    }
+    let second: Vec<_> = registry.entries().iter().map(|e| registry.summary(e).unwrap()).collect();
+    assert_eq!(first, second);
+    assert!(cache_entries(cache.path()).iter().all(|p| p.extension().is_none_or(|x| x != "cwasm")), "nothing compiled");
+    let whole = registry.entries().iter().position(|e| e.name == "whole").unwrap();
+    let info = registry.instantiate(&registry.entries()[whole]).unwrap().info().unwrap();
+    assert_eq!((info.version, info.summary), (first[whole].version.clone(), first[whole].summary.clone()));
+}

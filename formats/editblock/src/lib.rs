@@ -13,7 +13,7 @@
 //! whitespace, `...` and look-alike drift still apply, but a block that
 //! matches in two places is refused rather than applied at the first.
 
-use agent_apply_sdk::matching::{LadderOptions, replace_block};
+use agent_apply_sdk::matching::{LadderOptions, replace_block, replace_blocks_at_once};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
@@ -131,11 +131,7 @@ impl Format for EditBlock {
         let ladder = ladder_options(options)?;
         let block = &edit.op;
         let path = edit.path.as_str();
-        let label = if block.first.is_empty() {
-            format!("block {} (reply line {})", block.number, block.reply_line)
-        } else {
-            format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, block.first)
-        };
+        let label = label(block);
         if block.search.trim().is_empty() {
             return create_or_append(workspace, path, &block.replace).map_err(|failure| EditFailure {
                 message: format!("{label} on {path}: {}", failure.message),
@@ -146,16 +142,7 @@ impl Format for EditBlock {
             Some(content) => match apply_block(content, block, &ladder) {
                 Ok((new, replaced)) => {
                     workspace.write(path, new);
-                    return Ok(Applied {
-                        message: format!(
-                            "{label}: replaced lines {}-{} of {path}{}",
-                            replaced.lines.start,
-                            replaced.lines.end,
-                            level_note(replaced.level)
-                        ),
-                        lines: Some(replaced.lines),
-                        applied_path: None,
-                    });
+                    return Ok(replaced_lines(&label, path, replaced.level, replaced.lines));
                 }
                 Err(failure) => failure,
             },
@@ -168,6 +155,21 @@ impl Format for EditBlock {
             return Ok(applied);
         }
         Err(EditFailure { message: format!("{label} on {path}: {}", failure.message), ..failure })
+    }
+
+    /// Blocks apply in order, each to the result of the ones before. A reply
+    /// of hundreds of blocks would rescan a file per block; when the SDK can
+    /// show that one pass per file gives the same result, it is taken.
+    fn apply(
+        &self,
+        workspace: &mut Workspace,
+        edits: &[ParsedEdit<Block>],
+        options: Options<'_>,
+    ) -> Vec<Result<Applied, EditFailure>> {
+        if let Some(done) = apply_in_one_pass(workspace, edits, options) {
+            return done;
+        }
+        edits.iter().map(|edit| self.apply_edit(workspace, edit, options)).collect()
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
@@ -229,6 +231,56 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
         },
     }
     Ok(ladder)
+}
+
+fn label(block: &Block) -> String {
+    if block.first.is_empty() {
+        format!("block {} (reply line {})", block.number, block.reply_line)
+    } else {
+        format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, block.first)
+    }
+}
+
+fn replaced_lines(label: &str, path: &str, level: agent_apply_sdk::matching::Level, lines: LineRange) -> Applied {
+    Applied {
+        message: format!("{label}: replaced lines {}-{} of {path}{}", lines.start, lines.end, level_note(level)),
+        lines: Some(lines),
+        applied_path: None,
+    }
+}
+
+/// Every block of the reply applied with one pass per file, or `None` (and
+/// nothing written) when that is not sure to equal applying them in order:
+/// blocks that create or append, hold several readings, or that the SDK's
+/// one-pass check turns down go the one-by-one way, messages and all.
+fn apply_in_one_pass(
+    workspace: &mut Workspace,
+    edits: &[ParsedEdit<Block>],
+    options: Options<'_>,
+) -> Option<Vec<Result<Applied, EditFailure>>> {
+    let ladder = ladder_options(options).ok()?;
+    if edits.len() < 2 || edits.iter().any(|e| e.op.search.trim().is_empty() || !e.op.alternatives.is_empty()) {
+        return None;
+    }
+    let mut paths: Vec<&str> = edits.iter().map(|e| e.path.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
+    let mut contents = Vec::with_capacity(paths.len());
+    for path in paths {
+        let mine: Vec<usize> = (0..edits.len()).filter(|&i| edits[i].path == path).collect();
+        let blocks: Vec<(&str, &str)> =
+            mine.iter().map(|&i| (edits[i].op.search.as_str(), edits[i].op.replace.as_str())).collect();
+        let (content, outcomes) = replace_blocks_at_once(workspace.read(path)?, &blocks, &ladder)?;
+        for (&i, (level, lines)) in mine.iter().zip(outcomes) {
+            results[i] = Some(Ok(replaced_lines(&label(&edits[i].op), path, level, lines)));
+        }
+        contents.push((path, content));
+    }
+    for (path, content) in contents {
+        workspace.write(path, content);
+    }
+    results.into_iter().collect()
 }
 
 fn level_note(level: agent_apply_sdk::matching::Level) -> String {

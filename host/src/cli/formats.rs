@@ -35,7 +35,7 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
     let context = Context::new(global)?;
     let mut rows = Vec::new();
     for entry in context.registry.entries() {
-        let info = context.registry.instantiate(entry)?.info()?;
+        let info = context.registry.summary(entry)?;
         rows.push(FormatRow {
             name: entry.name.clone(),
             aliases: entry.aliases.clone(),

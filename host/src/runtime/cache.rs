@@ -11,6 +11,13 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 const CHECKSUM_BYTES: usize = 8;
 
+/// What `formats` shows of a plugin, kept beside its compiled form.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InfoSummary {
+    pub version: String,
+    pub summary: String,
+}
+
 /// Where compiled components live. `None` compiles every time.
 #[derive(Debug, Clone)]
 pub struct ComponentCache {
@@ -63,6 +70,23 @@ impl ComponentCache {
         Some(self.dir.as_ref()?.join(format!("{:016x}-{short}.cwasm", hasher.finish())))
     }
 
+    fn info_path(&self, digest: &str) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{}.info.json", &digest[..digest.len().min(32)])))
+    }
+
+    /// What the plugin with this digest said of itself, if it was asked before.
+    pub fn info(&self, digest: &str) -> Option<InfoSummary> {
+        serde_json::from_slice(&std::fs::read(self.info_path(digest)?).ok()?).ok()
+    }
+
+    /// Keep what the plugin with this digest said of itself. Best effort: a
+    /// cache that cannot be written only costs the next listing a call.
+    pub fn store_info(&self, digest: &str, info: &InfoSummary) {
+        if let Some(path) = self.info_path(digest) {
+            let _ = write_atomically(&path, &serde_json::to_vec(info).expect("info serializes"));
+        }
+    }
+
     /// The compiled component for `wasm` (hex sha256 `digest`): from the
     /// cache when a sound entry exists, otherwise compiled and stored.
     pub fn component(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<Component, String> {
@@ -101,10 +125,14 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
 fn write_entry(component: &Component, path: &Path) -> std::io::Result<()> {
     let mut bytes = component.serialize().map_err(std::io::Error::other)?;
     bytes.extend_from_slice(&xxh3_64(&bytes).to_le_bytes());
+    write_atomically(path, &bytes)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().expect("cache entries live in a directory");
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut temp, &bytes)?;
+    std::io::Write::write_all(&mut temp, bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map(drop).map_err(|e| e.error)
 }

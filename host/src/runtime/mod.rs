@@ -5,7 +5,7 @@
 mod cache;
 mod convert;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use agent_apply_sdk::types as sdk;
@@ -14,7 +14,7 @@ use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-pub use cache::ComponentCache;
+pub use cache::{ComponentCache, InfoSummary};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -129,7 +129,9 @@ impl HostMonotonicClock for FrozenClock {
 #[derive(Clone)]
 pub struct Runtime {
     engine: Engine,
-    linker: Arc<Linker<PluginState>>,
+    /// Made on first use: a run that loads no plugin (`formats` from the
+    /// cache, `prompt`) never pays for linking WASI.
+    linker: Arc<OnceLock<Linker<PluginState>>>,
     cache: ComponentCache,
     limits: Limits,
     /// Whether the deadline clock runs. Its thread watches this `Arc` and
@@ -145,15 +147,17 @@ impl Runtime {
         config.wasm_component_model(true).epoch_interruption(true);
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        Ok(Runtime { engine, linker: Arc::new(linker), cache, limits, clock: Arc::new(Mutex::new(false)) })
+        Ok(Runtime { engine, linker: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
     }
 
     /// The limits calls run under.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// Where compiled components (and what plugins said of themselves) are kept.
+    pub fn cache(&self) -> &ComponentCache {
+        &self.cache
     }
 
     /// The engine (for benchmarks and cache tools).
@@ -172,7 +176,12 @@ impl Runtime {
     }
 
     fn link(&self, name: &str, component: Component) -> Result<LoadedPlugin, PluginError> {
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| PluginError::Contract {
+        let linker = self.linker.get_or_init(|| {
+            let mut linker = Linker::new(&self.engine);
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI's interfaces link once into a new linker");
+            linker
+        });
+        let pre = linker.instantiate_pre(&component).map_err(|e| PluginError::Contract {
             plugin: name.to_string(),
             expected: agent_apply_sdk::CONTRACT_VERSION,
             reason: format!("{e:#}"),
