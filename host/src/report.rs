@@ -212,8 +212,21 @@ pub struct EditJson {
 pub struct Timings {
     pub parse_ms: f64,
     pub apply_ms: f64,
+    /// Objects, commit, working tree and index (checks not included).
     pub git_ms: f64,
+    /// Checks and the pre-commit hook in the sandbox.
+    pub checks_ms: f64,
     pub total_ms: f64,
+}
+
+/// What the reply cost.
+#[derive(Debug, Default, Serialize)]
+pub struct Stats {
+    pub reply_bytes: usize,
+    /// Tokens of the reply in OpenAI's `o200k_base` encoding; counted only
+    /// with `--tokens` (loading the vocabulary costs more than a run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_tokens: Option<usize>,
 }
 
 /// `git agent-apply [apply] --json`.
@@ -238,6 +251,7 @@ pub struct ApplyReport {
     pub commands: Vec<CommandJson>,
     pub reflection: String,
     pub timings: Timings,
+    pub stats: Stats,
     #[serde(skip)]
     pub diff: String,
 }
@@ -323,6 +337,7 @@ impl ApplyReport {
             commands: parsed.commands.iter().map(command_json).collect(),
             reflection: String::new(),
             timings: Timings::default(),
+            stats: Stats::default(),
             diff,
         };
         report.reflection = report.reflection_text();

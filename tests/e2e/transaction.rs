@@ -363,3 +363,42 @@ fn commit_message_from_flag_or_config_template() {
     repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", "c\n")])).assert().success();
     assert_eq!(repo.git(&["log", "-1", "--format=%s"]), "agent(whole): a.txt\n");
 }
+
+#[test]
+fn json_stats_give_bytes_always_and_tokens_when_asked() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let reply = whole_reply(&[("a.txt", "Hello, world!\n")]);
+    let out =
+        repo.apply().args(["--format", "whole", "--json", "--dry-run"]).write_stdin(reply.clone()).output().unwrap();
+    let report = json(&out.stdout);
+    assert_eq!(report["stats"]["reply_bytes"], reply.len());
+    assert!(report["stats"].get("reply_tokens").is_none(), "not counted unless asked");
+
+    // `Hello, world!` is 4 tokens in o200k_base; the reply's fence and path add the rest.
+    let counted = repo
+        .apply()
+        .args(["--format", "whole", "--json", "--dry-run", "--tokens"])
+        .write_stdin(reply.clone())
+        .output()
+        .unwrap();
+    let report = json(&counted.stdout);
+    let tokens = report["stats"]["reply_tokens"].as_u64().unwrap() as usize;
+    let bpe = bpe_openai::o200k_base();
+    assert_eq!(bpe.count("Hello, world!"), 4, "the real o200k_base vocabulary");
+    assert_eq!(tokens, bpe.count(&reply));
+    assert!((5..20).contains(&tokens), "{tokens}");
+}
+
+#[test]
+fn json_timings_separate_checks_from_git() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let out = repo
+        .apply()
+        .args(["--format", "whole", "--json", "--check", "sleep 0.2"])
+        .write_stdin(whole_reply(&[("a.txt", "b\n")]))
+        .output()
+        .unwrap();
+    let timings = &json(&out.stdout)["timings"];
+    assert!(timings["checks_ms"].as_f64().unwrap() >= 200.0, "{timings}");
+    assert!(timings["git_ms"].as_f64().unwrap() < timings["total_ms"].as_f64().unwrap() - 200.0, "{timings}");
+}

@@ -15,6 +15,11 @@ use crate::transaction::{
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
     let reply = read_reply(args.reply.as_deref())?;
+    // The vocabulary loads on another core while the edits are applied.
+    let tokens = args.tokens.then(|| {
+        let reply = reply.clone();
+        std::thread::spawn(move || bpe_openai::o200k_base().count(&reply))
+    });
     let mut context = Context::new(global)?;
     let repo = if args.dry_run { context.take_git_repo().ok() } else { Some(context.take_git_repo()?) };
     if let Some(repo) = &repo {
@@ -128,8 +133,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
                 }
             }
         }
-        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0;
+        report.timings.checks_ms = report.checks.iter().map(|c| c.millis as f64).sum();
+        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - report.timings.checks_ms;
     }
+    report.stats.reply_bytes = reply.len();
+    report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());
     report.timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     if args.json {
