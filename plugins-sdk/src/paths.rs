@@ -2,7 +2,7 @@
 //! `**src/app.py**`, `### `src/app.py``, `File: src/app.py:`, or inside a
 //! fence's info string (```` ```python src/app.py ````).
 
-use crate::text::{lines_with_endings, strip_ending};
+use crate::text::strip_ending;
 
 /// Names of common files that have no extension.
 const BARE_FILE_NAMES: &[&str] = &[
@@ -100,9 +100,22 @@ pub fn path_from_info(info: &str) -> Option<String> {
 /// starts): the nearest non-blank line among the `MAX_LOOKBACK` lines above.
 pub fn path_before(text: &str, offset: usize) -> Option<String> {
     const MAX_LOOKBACK: usize = 3;
-    let before = &text[..offset];
-    let lines: Vec<&str> = lines_with_endings(before).map(strip_ending).collect();
-    lines.iter().rev().take(MAX_LOOKBACK).find(|line| !line.trim().is_empty()).and_then(|line| path_from_line(line))
+    // Walk back line by line from `offset`: a reply of thousands of blocks
+    // must not split everything before each one.
+    let mut rest = &text[..offset];
+    for _ in 0..MAX_LOOKBACK {
+        if rest.is_empty() {
+            break;
+        }
+        let body = rest.strip_suffix('\n').unwrap_or(rest);
+        let start = memchr::memrchr(b'\n', body.as_bytes()).map_or(0, |i| i + 1);
+        let line = strip_ending(&rest[start..]);
+        if !line.trim().is_empty() {
+            return path_from_line(line);
+        }
+        rest = &rest[..start];
+    }
+    None
 }
 
 #[cfg(test)]
@@ -127,6 +140,18 @@ mod tests {
         }
         assert_eq!(path_from_line("Makefile").as_deref(), Some("Makefile"));
         assert_eq!(path_from_line("filé: x"), None, "labels are compared on char boundaries");
+    }
+
+    #[test]
+    fn the_path_before_a_block_is_on_one_of_the_three_lines_above_it() {
+        let reply = "intro\nsrc/a.py\n\n\n```\n";
+        assert_eq!(path_before(reply, reply.len() - 4).as_deref(), Some("src/a.py"));
+        let far = "src/a.py\n\n\n\n```\n";
+        assert_eq!(path_before(far, far.len() - 4), None, "more than three lines up is too far");
+        let crlf = "src/b.py\r\n```\r\n";
+        assert_eq!(path_before(crlf, crlf.len() - 5).as_deref(), Some("src/b.py"));
+        assert_eq!(path_before("src/c.py", 8).as_deref(), Some("src/c.py"), "no ending before the offset");
+        assert_eq!(path_before("x", 0), None);
     }
 
     #[test]

@@ -208,7 +208,12 @@ pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
         lines.push(Line { offset, text });
         offset += text.len();
     }
-    let block_at = |offset: usize| blocks.iter().find(|f| f.start == offset);
+    // Blocks come in reply order: a binary search, not a scan per line.
+    debug_assert!(blocks.windows(2).all(|w| w[0].start < w[1].start));
+    let block_at = |offset: usize| {
+        let at = blocks.partition_point(|f| f.start < offset);
+        blocks.get(at).filter(|f| f.start == offset)
+    };
     // Index of the first line at or after byte `offset`.
     let line_index = |offset: usize| lines.partition_point(|l| l.offset < offset);
     let mut i = 0;

@@ -94,11 +94,14 @@ fn write_synced(dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), TxError> 
 }
 
 /// Keep `content` under the state directory for a working-tree-only run and
-/// return its source, named by its index in the run.
+/// return its source, named by its index in the run. Not synced: a kill
+/// cannot tear it, and recovery checks its digest before using it.
 pub fn keep_pending(state_dir: &Path, index: usize, content: &[u8]) -> Result<Source, TxError> {
     let dir = state_dir.join(PENDING);
+    std::fs::create_dir_all(&dir).map_err(|e| TxError::io(&dir, e))?;
     let name = format!("{index}");
-    write_synced(&dir, &dir.join(&name), content)?;
+    let file = dir.join(&name);
+    std::fs::write(&file, content).map_err(|e| TxError::io(&file, e))?;
     Ok(Source::Pending(name))
 }
 
@@ -222,7 +225,17 @@ impl Journal {
             }
             Some(Source::Pending(name)) => {
                 let file = state_dir.join(PENDING).join(name);
-                std::fs::read(&file).map(Some).map_err(|e| TxError::io(&file, e))
+                let content = std::fs::read(&file).map_err(|e| TxError::io(&file, e))?;
+                if entry.after.as_deref() != Some(digest(&content).as_str()) {
+                    return Err(TxError::Journal {
+                        path: file,
+                        reason: format!(
+                            "the kept new content of {} is damaged; the file was left as it is",
+                            entry.path
+                        ),
+                    });
+                }
+                Ok(Some(content))
             }
         }
     }
