@@ -175,8 +175,15 @@ pub struct RangeChange {
 }
 
 /// The changed ranges between two versions of a file.
+/// Lines diffed with patience: source lines are mostly unique, which makes
+/// it near-linear where Myers is quadratic in the number of changes (a reply
+/// with a thousand edits to one file took seconds).
+fn line_diff<'t>(old: &'t str, new: &'t str) -> TextDiff<'t, 't, 't, str> {
+    TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_lines(old, new)
+}
+
 pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
-    TextDiff::from_lines(old, new)
+    line_diff(old, new)
         .grouped_ops(0)
         .into_iter()
         .filter_map(|group| {
@@ -460,7 +467,7 @@ impl ApplyReport {
 
 /// A unified diff of one file, `None` meaning absent.
 pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {
-    let diff = TextDiff::from_lines(old.unwrap_or(""), new.unwrap_or(""));
+    let diff = line_diff(old.unwrap_or(""), new.unwrap_or(""));
     let old_header = if old.is_some() { format!("a/{old_path}") } else { "/dev/null".into() };
     let new_header = if new.is_some() { format!("b/{new_path}") } else { "/dev/null".into() };
     diff.unified_diff().context_radius(3).header(&old_header, &new_header).missing_newline_hint(true).to_string()

@@ -133,7 +133,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
                 }
             }
         }
-        report.timings.checks_ms = report.checks.iter().map(|c| c.millis as f64).sum();
+        report.timings.checks_ms = report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64);
         report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - report.timings.checks_ms;
     }
     report.stats.reply_bytes = reply.len();
