@@ -1,4 +1,4 @@
-//! Builds the built-in format plugins (and the test-only hostile plugin) as
+//! Builds the built-in format plugins (and the test-only and example plugins) as
 //! wasm components in their own target directory, then embeds the formats in
 //! the binary. Names and aliases come from each format's
 //! `[package.metadata.agent-apply]`, so resolving a name needs no plugin load.
@@ -24,9 +24,17 @@ fn main() {
 
     let mut crates = crates_in(&workspace.join("formats"), true);
     crates.extend(crates_in(&workspace.join("tests/plugins"), false));
-    for path in
-        ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "formats", "tests/plugins", "Cargo.lock"]
-    {
+    // The example plugins are third-party formats: built for the tests, never embedded.
+    crates.extend(crates_in(&workspace.join("examples"), false));
+    for path in [
+        "plugins-sdk/src",
+        "plugins-sdk/wit",
+        "plugins-sdk/Cargo.toml",
+        "formats",
+        "tests/plugins",
+        "examples",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
     for c in &crates {

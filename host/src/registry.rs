@@ -93,6 +93,10 @@ pub enum RegistryError {
     Shadows { name: String },
     #[error("plugin '{name}': {reason}")]
     PluginFile { name: String, reason: String },
+    #[error("plugin '{name}': cannot read {}: {error}", path.display())]
+    Unreadable { name: String, path: PathBuf, error: std::io::Error },
+    #[error("plugin '{name}': sha256 mismatch for {}: config pins {pinned}, the file has {actual}; refusing to load it", path.display())]
+    PinMismatch { name: String, path: PathBuf, pinned: String, actual: String },
     #[error("no format recognises this reply")]
     Unrecognised { scores: Vec<(String, f32)> },
     #[error("the reply could be in more than one format: {}", candidates.iter().map(|(n, c)| format!("{n} ({c:.2})")).collect::<Vec<_>>().join(", "))]
@@ -231,22 +235,23 @@ impl Registry {
         let (wasm, digest): (Cow<'_, [u8]>, String) = match &entry.location {
             WasmSource::Embedded { wasm, sha256 } => (Cow::Borrowed(*wasm), sha256.to_string()),
             WasmSource::File(path) => {
-                let bytes = std::fs::read(path).map_err(|e| RegistryError::PluginFile {
+                let bytes = std::fs::read(path).map_err(|error| RegistryError::Unreadable {
                     name: entry.name.clone(),
-                    reason: format!("cannot read {}: {e}", path.display()),
+                    path: path.clone(),
+                    error,
                 })?;
                 let digest = hex(&Sha256::digest(&bytes));
+                if let Some(pin) = entry.pin.as_ref().filter(|pin| **pin != digest) {
+                    return Err(RegistryError::PinMismatch {
+                        name: entry.name.clone(),
+                        path: path.clone(),
+                        pinned: pin.clone(),
+                        actual: digest,
+                    });
+                }
                 (Cow::Owned(bytes), digest)
             }
         };
-        if let Some(pin) = &entry.pin {
-            if *pin != digest {
-                return Err(RegistryError::PluginFile {
-                    name: entry.name.clone(),
-                    reason: format!("sha256 mismatch: config pins {pin}, the file has {digest}; refusing to load it"),
-                });
-            }
-        }
         Ok(self.runtime.load(&entry.name, &wasm, &digest)?)
     }
 

@@ -52,6 +52,10 @@ pub enum PluginError {
     Load { plugin: String, reason: String },
     #[error("plugin '{plugin}' does not implement the agent-apply:format@{expected} contract: {reason}")]
     Contract { plugin: String, expected: &'static str, reason: String },
+    #[error(
+        "plugin '{plugin}' implements contract agent-apply:format@{found}, but this host supports agent-apply:format@{supported}"
+    )]
+    ContractVersion { plugin: String, found: String, supported: &'static str },
     #[error("plugin '{plugin}' ran past its time limit of {} ms in `{call}` and was stopped", limit.as_millis())]
     Timeout { plugin: String, call: &'static str, limit: Duration },
     #[error("plugin '{plugin}' tried to use more than its memory limit of {} MiB in `{call}` and was stopped", limit >> 20)]
@@ -172,16 +176,25 @@ impl Runtime {
     }
 
     fn link(&self, name: &str, component: Component) -> Result<LoadedPlugin, PluginError> {
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| PluginError::Contract {
-            plugin: name.to_string(),
-            expected: agent_apply_sdk::CONTRACT_VERSION,
-            reason: format!("{e:#}"),
-        })?;
-        let pre = FormatPre::new(pre).map_err(|e| PluginError::Contract {
-            plugin: name.to_string(),
-            expected: agent_apply_sdk::CONTRACT_VERSION,
-            reason: format!("{e:#}"),
-        })?;
+        let refuse = |error: wasmtime::Error| {
+            // A plugin built against another contract version exports the
+            // same interface under another version: name both.
+            let versions = contract_versions(&self.engine, &component);
+            match versions.into_iter().find(|v| v != agent_apply_sdk::CONTRACT_VERSION) {
+                Some(found) => PluginError::ContractVersion {
+                    plugin: name.to_string(),
+                    found,
+                    supported: agent_apply_sdk::CONTRACT_VERSION,
+                },
+                None => PluginError::Contract {
+                    plugin: name.to_string(),
+                    expected: agent_apply_sdk::CONTRACT_VERSION,
+                    reason: format!("{error:#}"),
+                },
+            }
+        };
+        let pre = self.linker.instantiate_pre(&component).map_err(refuse)?;
+        let pre = FormatPre::new(pre).map_err(refuse)?;
         Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
     }
 
@@ -255,6 +268,18 @@ impl LoadedPlugin {
             poisoned: false,
         })
     }
+}
+
+/// The exported interface every format plugin has, without its version.
+const PLUGIN_INTERFACE: &str = "agent-apply:format/plugin@";
+
+/// The contract versions whose `plugin` interface `component` exports.
+fn contract_versions(engine: &Engine, component: &Component) -> Vec<String> {
+    component
+        .component_type()
+        .exports(engine)
+        .filter_map(|(name, _)| name.strip_prefix(PLUGIN_INTERFACE).map(str::to_string))
+        .collect()
 }
 
 fn ticks(timeout: Duration) -> u64 {
