@@ -9,6 +9,7 @@ mod crash;
 mod detect;
 mod hook;
 mod lint;
+mod plugins;
 mod prompt;
 mod repo;
 mod sandbox;
