@@ -9,11 +9,9 @@ use predicates::prelude::*;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::{HOSTILE_WASM, bin};
+use crate::common::{HOSTILE_WASM, OPS_JSON_WASM, bin};
 use crate::repo::TestRepo;
 
-/// The example `ops-json` plugin, built as a wasm component by host/build.rs.
-pub const OPS_JSON_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OPS_JSON");
 /// A component implementing `agent-apply:format@9.0.0`.
 const FUTURE_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_FUTURE_CONTRACT_PLUGIN");
 
