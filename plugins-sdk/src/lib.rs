@@ -18,11 +18,26 @@
 //! [`Plugin`] implementation unit tests call directly, with the exact contract
 //! types the host sees.
 //!
-//! The shared text layer ([`text`], [`fence`], [`elision`], [`source`]) is what the
-//! built-in formats use; third-party formats get the same line-ending, BOM and
-//! final-newline handling by using it.
+//! The shared text layer is what the built-in formats use; third-party
+//! formats get the same robustness by using it:
+//!
+//! - [`text`]: lines that keep their endings, BOM, EOL and final-newline
+//!   preservation ([`text::TextStyle`]);
+//! - [`matching`]: the matching ladder ([`matching::replace_block`],
+//!   [`matching::find_block`]; exact → whitespace → `...` elision → look-alikes
+//!   → optional fuzzy, unique at every level) and similarity hints
+//!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
+//! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
+//!   `... existing code ...` placeholders, paths named in prose, reply spans,
+//!   numbered views;
+//! - [`testing`]: the conformance-corpus runner.
+//!
+//! `plugins-sdk/README.md` is the guide: a format in 15 minutes.
+
+#![warn(missing_docs)]
 
 #[doc(hidden)]
+#[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
         path: "wit/since_v0.1.0",
@@ -56,6 +71,7 @@ pub const CONTRACT_VERSION: &str = "0.1.0";
 /// Everything a format author usually needs.
 pub mod prelude {
     pub use crate::format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
+    pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
     pub use crate::source::SourceMap;
     pub use crate::text::TextStyle;
     pub use crate::types::*;
