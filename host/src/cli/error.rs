@@ -95,6 +95,9 @@ impl From<PluginError> for CommandError {
             PluginError::Contract { .. } => {
                 "a format plugin must export the agent-apply:format `plugin` interface; build it with agent-apply-sdk's `export_format!`, or check that `path` names the right file"
             }
+            PluginError::NativeAbi { .. } => {
+                "rebuild the native plugin as a cdylib against the agent-apply-sdk that matches this git-agent-apply"
+            }
             PluginError::ContractVersion { .. } => {
                 "rebuild the plugin against the agent-apply-sdk that matches this git-agent-apply, or use a git-agent-apply that supports the plugin's contract"
             }

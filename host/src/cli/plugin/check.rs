@@ -10,12 +10,15 @@ use sha2::{Digest, Sha256};
 
 use super::{CommandError, Exit, GlobalArgs};
 use crate::cli::Context;
-use crate::runtime::PluginInstance;
+use crate::runtime::{NativePlugin, PluginInstance};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The plugin: a wasm component (`.wasm`).
+    /// The plugin: a wasm component (`.wasm`), or with `--native` a native library.
     path: PathBuf,
+    /// Load PATH as a trusted native library (it runs with your full privileges).
+    #[arg(long)]
+    native: bool,
 }
 
 /// The checks so far, printed as they are made.
@@ -43,14 +46,20 @@ impl Checks {
 pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> {
     let context = Context::new(global)?;
     let path = &args.path;
-    let wasm = std::fs::read(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
+        let build = if args.native { "cargo build --release" } else { "cargo build --release --target wasm32-wasip2" };
         CommandError::usage(format!("cannot read the plugin {}: {e}", path.display()))
-            .hint("build it first: cargo build --release --target wasm32-wasip2")
+            .hint(format!("build it first: {build}"))
     })?;
-    let digest: String = Sha256::digest(&wasm).iter().map(|b| format!("{b:02x}")).collect();
+    let digest: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
     let label = path.file_stem().map_or_else(|| "plugin".into(), |s| s.to_string_lossy().into_owned());
-    println!("checking {} (sha256 {digest})", path.display());
-    let mut plugin = context.registry.runtime().load(&label, &wasm, &digest)?.instantiate()?;
+    let kind = if args.native { "native library" } else { "wasm component" };
+    println!("checking the {kind} {} (sha256 {digest})", path.display());
+    let mut plugin = if args.native {
+        PluginInstance::Native(NativePlugin::load(&label, path)?)
+    } else {
+        context.registry.runtime().load(&label, &bytes, &digest)?.instantiate()?
+    };
     println!("ok    exports the agent-apply:format@{} contract", agent_apply_sdk::CONTRACT_VERSION);
 
     let mut checks = Checks::default();
