@@ -10,6 +10,9 @@ use std::{env, fs};
 use sha2::{Digest, Sha256};
 
 const TARGET: &str = "wasm32-wasip2";
+/// Test and example plugins also built as native libraries, for the tests and
+/// benchmarks of trusted native plugins (`AGENT_APPLY_TEST_NATIVE_<PACKAGE>`).
+const NATIVE_TEST_PLUGINS: &[&str] = &["ops-json", "hostile-plugin", "wrong-abi-plugin"];
 
 struct WasmCrate {
     package: String,
@@ -70,6 +73,23 @@ fn main() {
     }
     table.push_str("];\n");
     fs::write(out_dir.join("builtin_formats.rs"), table).unwrap();
+
+    let native_target_dir = workspace.join("target").join("native-plugins");
+    build_native(&workspace, &native_target_dir);
+    for package in NATIVE_TEST_PLUGINS {
+        let file = native_target_dir.join("release").join(format!(
+            "{}{}{}",
+            env::consts::DLL_PREFIX,
+            package.replace('-', "_"),
+            env::consts::DLL_SUFFIX
+        ));
+        assert!(file.is_file(), "{} was not built", file.display());
+        println!(
+            "cargo:rustc-env=AGENT_APPLY_TEST_NATIVE_{}={}",
+            package.to_uppercase().replace('-', "_"),
+            file.display()
+        );
+    }
 }
 
 /// The crates under `dir`, one per subdirectory with a Cargo.toml.
@@ -134,6 +154,26 @@ fn build_components(workspace: &Path, target_dir: &Path, crates: &[WasmCrate]) {
     let status = cmd.status().expect("failed to run cargo to build the wasm format plugins");
     if !status.success() {
         panic!("building the format plugins for {TARGET} failed (see the errors above)");
+    }
+}
+
+/// The native test plugins, built for the host in their own target dir.
+fn build_native(workspace: &Path, target_dir: &Path) {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace).args(["build", "--release", "--target-dir"]).arg(target_dir);
+    for package in NATIVE_TEST_PLUGINS {
+        cmd.args(["-p", package]);
+    }
+    for var in
+        ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"]
+    {
+        cmd.env_remove(var);
+    }
+    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false");
+    let status = cmd.status().expect("failed to run cargo to build the native test plugins");
+    if !status.success() {
+        panic!("building the native test plugins failed (see the errors above)");
     }
 }
 

@@ -9,6 +9,7 @@ mod crash;
 mod detect;
 mod hook;
 mod lint;
+mod native;
 mod plugins;
 mod prompt;
 mod repo;
