@@ -12,6 +12,7 @@ mod lint;
 mod native;
 mod plugins;
 mod prompt;
+mod python;
 mod repo;
 mod sandbox;
 mod transaction;
