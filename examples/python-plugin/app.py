@@ -70,7 +70,8 @@ def find_unique(content, needle):
     hay, want = split_lines(content), split_lines(needle)
     if not want:
         return None, (t.FailureKind.MALFORMED, "the text to find is empty")
-    starts = [i for i in range(len(hay) - len(want) + 1) if hay[i:i + len(want)] == want]
+    # Compare the first line before slicing, so a long block costs one pass over the file.
+    starts = [i for i in range(len(hay) - len(want) + 1) if hay[i] == want[0] and hay[i:i + len(want)] == want]
     if not starts:
         return None, (t.FailureKind.NOT_FOUND, "the text to find is not in the file")
     if len(starts) > 1:

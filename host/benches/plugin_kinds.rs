@@ -1,6 +1,7 @@
-//! One format, `ops-json`, as a wasm component (loaded from config) and as a
-//! trusted native library: load and call costs for a small reply and a 1 MB
-//! reply. Results go in the issue notes beside each other.
+//! One format, `ops-json`, as a wasm component (loaded from config), as a
+//! trusted native library and, when `AGENT_APPLY_BENCH_PYTHON_WASM` names the
+//! component `examples/python-plugin/build.sh` built, as the Python
+//! component: load and call costs for a small reply and a 1 MB reply.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -15,11 +16,19 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 const OPS_JSON_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OPS_JSON");
 const OPS_JSON_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_OPS_JSON");
 
-fn registry(cache: ComponentCache) -> Registry {
-    let plugin =
-        PluginConfig { path: OPS_JSON_WASM.into(), sha256: None, native: false, shadow: false, aliases: Vec::new() };
-    let config = Config { plugins: [("ops-json".to_string(), plugin)].into(), ..Config::default() };
-    Registry::new(Runtime::new(cache, Limits::default()).unwrap(), &config).unwrap()
+fn registry(cache: ComponentCache, python: Option<&str>) -> Registry {
+    let plugin = |path: &str| PluginConfig {
+        path: path.into(),
+        sha256: None,
+        native: false,
+        shadow: false,
+        aliases: Vec::new(),
+    };
+    let mut plugins = vec![("ops-json".to_string(), plugin(OPS_JSON_WASM))];
+    plugins.extend(python.map(|path| ("ops-json-py".to_string(), plugin(path))));
+    let config = Config { plugins: plugins.into_iter().collect(), ..Config::default() };
+    let limits = Limits { timeout: Duration::from_secs(60), ..Limits::default() };
+    Registry::new(Runtime::new(cache, limits).unwrap(), &config).unwrap()
 }
 
 /// A 1 MB file and a reply (about 1 MB) replacing its second half.
@@ -46,11 +55,19 @@ fn plugin_kinds(c: &mut Criterion) {
     let native = NativePlugin::load("ops-json", Path::new(OPS_JSON_NATIVE)).unwrap();
     println!("native first load (dlopen + ABI check): {:?}", first.elapsed());
 
+    let python = std::env::var("AGENT_APPLY_BENCH_PYTHON_WASM").ok();
     let cache_dir = tempfile::tempdir().unwrap();
-    let warm = registry(ComponentCache::at(cache_dir.path()));
-    let cold = registry(ComponentCache::disabled());
+    let warm = registry(ComponentCache::at(cache_dir.path()), python.as_deref());
+    let cold = registry(ComponentCache::disabled(), None);
     let entry = warm.find("ops-json").unwrap().clone();
     warm.load(&entry).unwrap();
+    // Compiling the Python component (CPython inside) takes seconds: timed once.
+    let python_entry = warm.find("ops-json-py").ok().cloned();
+    if let Some(entry) = &python_entry {
+        let first = Instant::now();
+        warm.load(entry).unwrap();
+        println!("python component first compile: {:?}", first.elapsed());
+    }
 
     let mut group = c.benchmark_group("ops-json load");
     group.sample_size(10).measurement_time(Duration::from_secs(5));
@@ -59,6 +76,11 @@ fn plugin_kinds(c: &mut Criterion) {
     });
     group
         .bench_function("wasm: cached load + instantiate", |b| b.iter(|| black_box(warm.instantiate(&entry).unwrap())));
+    if let Some(python_entry) = &python_entry {
+        group.bench_function("python: cached load + instantiate", |b| {
+            b.iter(|| black_box(warm.instantiate(python_entry).unwrap()))
+        });
+    }
     group.bench_function("native: load (already mapped) + instantiate", |b| {
         b.iter(|| black_box(NativePlugin::load("ops-json", Path::new(OPS_JSON_NATIVE)).unwrap()))
     });
@@ -80,6 +102,10 @@ fn plugin_kinds(c: &mut Criterion) {
         group.bench_function("wasm", |b| b.iter(|| run(&mut wasm, reply, files)));
         let mut native = PluginInstance::Native(native.clone());
         group.bench_function("native", |b| b.iter(|| run(&mut native, reply, files)));
+        if let Some(python_entry) = &python_entry {
+            let mut python = warm.instantiate(python_entry).unwrap();
+            group.bench_function("python", |b| b.iter(|| run(&mut python, reply, files)));
+        }
         group.finish();
     }
 }
