@@ -64,6 +64,7 @@ const REPLY: &str = r#"```json
 "#;
 
 #[test]
+#[ignore = "compiles an 18 MB CPython component: about 35 s in a release build, over 10 minutes in a debug one; run with --ignored"]
 fn a_python_plugin_built_with_componentize_py_applies_through_the_host() {
     if let Err(reason) = componentize_py() {
         println!("SKIPPED: the Python plugin test needs componentize-py: {reason}");
