@@ -1,4 +1,4 @@
-//! Builds the built-in format plugins (and the test-only hostile plugin) as
+//! Builds the built-in format plugins (and the test-only and example plugins) as
 //! wasm components in their own target directory, then embeds the formats in
 //! the binary. Names and aliases come from each format's
 //! `[package.metadata.agent-apply]`, so resolving a name needs no plugin load.
@@ -10,6 +10,9 @@ use std::{env, fs};
 use sha2::{Digest, Sha256};
 
 const TARGET: &str = "wasm32-wasip2";
+/// Test and example plugins also built as native libraries, for the tests and
+/// benchmarks of trusted native plugins (`AGENT_APPLY_TEST_NATIVE_<PACKAGE>`).
+const NATIVE_TEST_PLUGINS: &[&str] = &["ops-json", "hostile-plugin", "wrong-abi-plugin"];
 
 struct WasmCrate {
     package: String,
@@ -24,9 +27,17 @@ fn main() {
 
     let mut crates = crates_in(&workspace.join("formats"), true);
     crates.extend(crates_in(&workspace.join("tests/plugins"), false));
-    for path in
-        ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "formats", "tests/plugins", "Cargo.lock"]
-    {
+    // The example plugins are third-party formats: built for the tests, never embedded.
+    crates.extend(crates_in(&workspace.join("examples"), false));
+    for path in [
+        "plugins-sdk/src",
+        "plugins-sdk/wit",
+        "plugins-sdk/Cargo.toml",
+        "formats",
+        "tests/plugins",
+        "examples",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
     for c in &crates {
@@ -62,6 +73,23 @@ fn main() {
     }
     table.push_str("];\n");
     fs::write(out_dir.join("builtin_formats.rs"), table).unwrap();
+
+    let native_target_dir = workspace.join("target").join("native-plugins");
+    build_native(&workspace, &native_target_dir);
+    for package in NATIVE_TEST_PLUGINS {
+        let file = native_target_dir.join("release").join(format!(
+            "{}{}{}",
+            env::consts::DLL_PREFIX,
+            package.replace('-', "_"),
+            env::consts::DLL_SUFFIX
+        ));
+        assert!(file.is_file(), "{} was not built", file.display());
+        println!(
+            "cargo:rustc-env=AGENT_APPLY_TEST_NATIVE_{}={}",
+            package.to_uppercase().replace('-', "_"),
+            file.display()
+        );
+    }
 }
 
 /// The crates under `dir`, one per subdirectory with a Cargo.toml.
@@ -128,6 +156,26 @@ fn build_components(workspace: &Path, target_dir: &Path, crates: &[WasmCrate]) {
     let status = cmd.status().expect("failed to run cargo to build the wasm format plugins");
     if !status.success() {
         panic!("building the format plugins for {TARGET} failed (see the errors above)");
+    }
+}
+
+/// The native test plugins, built for the host in their own target dir.
+fn build_native(workspace: &Path, target_dir: &Path) {
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace).args(["build", "--release", "--target-dir"]).arg(target_dir);
+    for package in NATIVE_TEST_PLUGINS {
+        cmd.args(["-p", package]);
+    }
+    for var in
+        ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "CARGO_BUILD_RUSTFLAGS"]
+    {
+        cmd.env_remove(var);
+    }
+    cmd.env("CARGO_PROFILE_RELEASE_DEBUG", "false");
+    let status = cmd.status().expect("failed to run cargo to build the native test plugins");
+    if !status.success() {
+        panic!("building the native test plugins failed (see the errors above)");
     }
 }
 

@@ -31,18 +31,26 @@ impl<'a> Options<'a> {
 /// payload still typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedEdit<Op> {
+    /// Repo-relative, `/`-separated path of the file the edit targets.
     pub path: String,
+    /// Other paths the edit reads or writes (a rename's destination).
     pub related_paths: Vec<String>,
+    /// Where in the reply the edit was written.
     pub span: Span,
+    /// One line for humans: "replace 3 lines".
     pub summary: String,
+    /// The format's private payload.
     pub op: Op,
 }
 
 /// What a format's `parse` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed<Op> {
+    /// The edits, in reply order.
     pub edits: Vec<ParsedEdit<Op>>,
+    /// Problems found; any `error` means the reply is malformed.
     pub diagnostics: Vec<Diagnostic>,
+    /// Shell commands the reply suggests (reported, never run).
     pub commands: Vec<SuggestedCommand>,
 }
 
@@ -66,9 +74,13 @@ pub struct Applied {
 /// A failed edit: why, and what the model should do instead.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EditFailure {
+    /// Why, as a category (`not-found`, `ambiguous`, `stale`, ...).
     pub kind: FailureKind,
+    /// One sentence a model can act on.
     pub message: String,
+    /// The closest real lines, fresh anchors, or what to send instead.
     pub hint: Option<String>,
+    /// The lines involved, in the file as it was before the edit.
     pub lines: Option<LineRange>,
 }
 
@@ -145,11 +157,17 @@ pub trait Format: Send + Sync {
 /// The plugin contract in Rust: exactly what the host calls, with the
 /// contract's own types. Every [`Format`] implements it.
 pub trait Plugin {
+    /// The contract's `info`: name, version, prompt text, example.
     fn info(&self) -> FormatInfo;
+    /// The contract's `detect`: confidence 0.0–1.0 that `reply` is in this format.
     fn detect(&self, reply: &str) -> f32;
+    /// The contract's `parse`: edits with JSON payloads, and diagnostics.
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput;
+    /// The contract's `apply`: whole new file contents and one outcome per edit.
     fn apply(&self, files: Vec<File>, edits: &[Edit], options: &[OptionValue]) -> Result<ApplyOutput, String>;
+    /// The contract's `render`: the view of a file a model should read.
     fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String>;
+    /// The contract's `lint`: leftovers of this format in a file.
     fn lint(&self, file: &File) -> Vec<Diagnostic>;
 }
 

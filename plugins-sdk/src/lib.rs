@@ -18,11 +18,26 @@
 //! [`Plugin`] implementation unit tests call directly, with the exact contract
 //! types the host sees.
 //!
-//! The shared text layer ([`text`], [`fence`], [`elision`], [`source`]) is what the
-//! built-in formats use; third-party formats get the same line-ending, BOM and
-//! final-newline handling by using it.
+//! The shared text layer is what the built-in formats use; third-party
+//! formats get the same robustness by using it:
+//!
+//! - [`text`]: lines that keep their endings, BOM, EOL and final-newline
+//!   preservation ([`text::TextStyle`]);
+//! - [`matching`]: the matching ladder ([`matching::replace_block`],
+//!   [`matching::find_block`]; exact → whitespace → `...` elision → look-alikes
+//!   → optional fuzzy, unique at every level) and similarity hints
+//!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
+//! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
+//!   `... existing code ...` placeholders, paths named in prose, reply spans,
+//!   numbered views;
+//! - [`testing`]: the conformance-corpus runner.
+//!
+//! `plugins-sdk/README.md` is the guide: a format in 15 minutes.
+
+#![warn(missing_docs)]
 
 #[doc(hidden)]
+#[allow(missing_docs)]
 pub mod bindings {
     wit_bindgen::generate!({
         path: "wit/since_v0.1.0",
@@ -30,7 +45,7 @@ pub mod bindings {
         pub_export_macro: true,
         export_macro_name: "__export_format_world",
         default_bindings_module: "agent_apply_sdk::bindings",
-        additional_derives: [Clone, PartialEq],
+        additional_derives: [Clone, PartialEq, serde::Serialize, serde::Deserialize],
     });
 }
 
@@ -38,6 +53,8 @@ pub mod elision;
 pub mod fence;
 mod format;
 pub mod matching;
+#[cfg(not(target_family = "wasm"))]
+pub mod native;
 pub mod paths;
 pub mod source;
 /// Run a format's conformance corpus natively through [`Plugin`].
@@ -56,6 +73,7 @@ pub const CONTRACT_VERSION: &str = "0.1.0";
 /// Everything a format author usually needs.
 pub mod prelude {
     pub use crate::format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
+    pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
     pub use crate::source::SourceMap;
     pub use crate::text::TextStyle;
     pub use crate::types::*;
@@ -64,12 +82,87 @@ pub mod prelude {
 
 /// Export a [`Format`] as the plugin of this crate.
 ///
-/// The type must implement [`Format`] and [`Default`]. When the crate is built
-/// for a wasm target this emits the component exports; natively it emits
-/// nothing, and tests call the [`Plugin`] methods directly.
+/// The type must implement [`Format`] and [`Default`]. Built for a wasm
+/// target this emits the component exports. Built natively it emits the
+/// [`native`] ABI's entry symbol, so the same crate built as a `cdylib` is a
+/// trusted native plugin (`native = true` in config); tests call the
+/// [`Plugin`] methods directly either way. Since the entry symbol has one
+/// fixed name, link at most one format crate into a native binary.
 #[macro_export]
 macro_rules! export_format {
     ($format:ty) => {
+        #[cfg(not(target_family = "wasm"))]
+        #[doc(hidden)]
+        pub mod __agent_apply_native {
+            use super::*;
+            use $crate::native::{
+                ABI_VERSION, ApplyRequest, NativeBuffer, NativeTable, ParseRequest, RenderRequest, free_buffer, serve,
+            };
+            use $crate::types::File;
+
+            fn instance() -> &'static $format {
+                static INSTANCE: ::std::sync::OnceLock<$format> = ::std::sync::OnceLock::new();
+                INSTANCE.get_or_init(<$format as ::core::default::Default>::default)
+            }
+
+            unsafe extern "C" fn info(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: the host passes a readable request and a writable response slot.
+                unsafe { serve(request, len, response, |(): ()| $crate::Plugin::info(instance())) }
+            }
+            unsafe extern "C" fn detect(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: as for `info`.
+                unsafe { serve(request, len, response, |reply: String| $crate::Plugin::detect(instance(), &reply)) }
+            }
+            unsafe extern "C" fn parse(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: as for `info`.
+                unsafe {
+                    serve(request, len, response, |r: ParseRequest| {
+                        $crate::Plugin::parse(instance(), &r.reply, &r.options)
+                    })
+                }
+            }
+            unsafe extern "C" fn apply(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: as for `info`.
+                unsafe {
+                    serve(request, len, response, |r: ApplyRequest| {
+                        $crate::Plugin::apply(instance(), r.files, &r.edits, &r.options)
+                    })
+                }
+            }
+            unsafe extern "C" fn render(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: as for `info`.
+                unsafe {
+                    serve(request, len, response, |r: RenderRequest| {
+                        $crate::Plugin::render(instance(), &r.file, &r.ranges, &r.options)
+                    })
+                }
+            }
+            unsafe extern "C" fn lint(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
+                // SAFETY: as for `info`.
+                unsafe { serve(request, len, response, |file: File| $crate::Plugin::lint(instance(), &file)) }
+            }
+
+            static TABLE: NativeTable = NativeTable {
+                abi_version: ABI_VERSION,
+                table_size: ::core::mem::size_of::<NativeTable>() as u32,
+                contract_version: $crate::CONTRACT_VERSION.as_ptr(),
+                contract_version_len: $crate::CONTRACT_VERSION.len(),
+                info,
+                detect,
+                parse,
+                apply,
+                render,
+                lint,
+                free: free_buffer,
+            };
+
+            /// The native ABI's entry point (`agent_apply_sdk::native::ENTRY_SYMBOL`).
+            #[unsafe(no_mangle)]
+            pub extern "C" fn agent_apply_native_plugin() -> *const NativeTable {
+                &TABLE
+            }
+        }
+
         #[cfg(target_family = "wasm")]
         #[doc(hidden)]
         mod __agent_apply_export {

@@ -35,11 +35,17 @@ use crate::types::{FailureKind, LineRange};
 /// How far a match had to bend to be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
+    /// Byte for byte (line endings aside).
     Exact,
+    /// Ignoring whitespace at the ends of lines.
     TrailingWhitespace,
+    /// Ignoring indentation; the replacement is re-indented to match.
     LeadingWhitespace,
+    /// Pieces between `...` lines, each found once, in order.
     Elision,
+    /// Curly quotes, dashes and non-breaking spaces folded to ASCII.
     Unicode,
+    /// Similar enough, with a clear margin over the runner-up (opt-in).
     Fuzzy,
 }
 
@@ -182,14 +188,17 @@ impl<'a> Haystack<'a> {
         Haystack::new(lines_with_endings(body).map(strip_ending).collect())
     }
 
+    /// The file's lines, without endings.
     pub fn lines(&self) -> &[&'a str] {
         &self.lines
     }
 
+    /// How many lines the file has.
     pub fn len(&self) -> usize {
         self.lines.len()
     }
 
+    /// Whether the file has no lines.
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
@@ -327,19 +336,25 @@ impl LineIndex {
 /// Where a block was found: lines `start..end` (0-based, end exclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockMatch {
+    /// First matched line, 0-based.
     pub start: usize,
+    /// One past the last matched line.
     pub end: usize,
+    /// How far the match had to bend.
     pub level: Level,
 }
 
 /// Why a block was not found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MatchError {
+    /// Nowhere, at any level tried.
     NotFound,
     /// Found at `level` in several places; `starts` are 0-based line indexes
     /// (at most [`AMBIGUITY_LIMIT`] of them).
     Ambiguous {
+        /// The first level with any match.
         level: Level,
+        /// Where each match starts (0-based lines).
         starts: Vec<usize>,
     },
 }
@@ -596,10 +611,22 @@ pub enum Reindent {
     /// Leave lines as written.
     Keep,
     /// Replace the leading-whitespace prefix `from` with `to`.
-    Swap { from: String, to: String },
+    Swap {
+        /// The prefix the replacement was written with.
+        from: String,
+        /// The prefix the file uses there.
+        to: String,
+    },
     /// Shift by `delta` columns (a tab counts `tab` columns) and write the
     /// result with tabs (`use_tabs`) or spaces.
-    Columns { delta: isize, tab: usize, use_tabs: bool },
+    Columns {
+        /// Columns to add (negative: remove).
+        delta: isize,
+        /// Columns a tab stands for.
+        tab: usize,
+        /// Write indentation with tabs.
+        use_tabs: bool,
+    },
 }
 
 fn leading_ws(line: &str) -> &str {

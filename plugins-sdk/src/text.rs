@@ -62,7 +62,9 @@ pub fn split_bom(text: &str) -> (bool, &str) {
 /// A line-ending convention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Eol {
+    /// `\n`
     Lf,
+    /// `\r\n`
     CrLf,
 }
 

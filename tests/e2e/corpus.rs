@@ -1,4 +1,5 @@
-//! The conformance corpus, run through the real wasm components:
+//! The conformance corpus, run through the real wasm components (built-ins,
+//! and the example plugins loaded from config):
 //! `tests/corpus/<format>/<case>/{input/, reply.*, expected/ | expected-error}`,
 //! compared byte for byte. Optional per case: `candidates` (extra candidate
 //! paths, one per line) and `options` (`key=value` lines).
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use agent_apply::transaction::planned_paths;
 use agent_apply_sdk::types::{Change, EditStatus, File, OptionValue, Severity};
 
-use crate::common::{registry, shared_cache};
+use crate::common::{registry_with_examples, shared_cache};
 
 fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
@@ -119,7 +120,8 @@ fn run_case(registry: &agent_apply::registry::Registry, format: &str, case: &Pat
 
 #[test]
 fn conformance_corpus_through_wasm() {
-    let registry = registry(&shared_cache());
+    // Built-ins plus the example plugins, loaded from config as a user would.
+    let registry = registry_with_examples(&shared_cache());
     let mut failures = Vec::new();
     let mut count = 0;
     let mut formats: Vec<PathBuf> =
@@ -128,7 +130,7 @@ fn conformance_corpus_through_wasm() {
     for format_dir in formats {
         let format = format_dir.file_name().unwrap().to_string_lossy().to_string();
         if registry.find(&format).is_err() {
-            panic!("tests/corpus/{format} has no built-in format of that name");
+            panic!("tests/corpus/{format} has no built-in or example format of that name");
         }
         let mut cases: Vec<PathBuf> =
             std::fs::read_dir(&format_dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();

@@ -1,11 +1,12 @@
 //! The detection corpus: `tests/detect/<case>.md` replies and the format
 //! `--format auto` must choose for each, listed in `tests/detect/expected.toml`.
+//! The example `ops-json` plugin is configured, so it competes as a user's plugin would.
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::bin;
+use crate::common::{bin, examples_config_file};
 
 fn corpus_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/detect"))
@@ -27,15 +28,21 @@ fn auto_detection_chooses_the_expected_format_for_every_corpus_reply() {
     files.sort();
     assert_eq!(files, cases.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(), "expected.toml and the files differ");
     let formats: std::collections::BTreeSet<&str> = cases.iter().map(|(_, f)| f.as_str()).collect();
-    assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["compact", "editblock", "hashline", "udiff", "whole"]);
+    assert_eq!(
+        formats.into_iter().collect::<Vec<_>>(),
+        ["compact", "editblock", "hashline", "ops-json", "udiff", "whole"]
+    );
     assert!(cases.len() >= 40, "only {} cases", cases.len());
 
     let outside = tempfile::tempdir().unwrap();
+    // The example plugin competes with the built-ins, as a configured plugin would.
+    let user_config = examples_config_file(outside.path());
     let mut failures = Vec::new();
     let mut right = 0;
     for (case, format) in &cases {
         let out = bin()
             .current_dir(outside.path())
+            .env("AGENT_APPLY_CONFIG", &user_config)
             .args(["parse", "--format", "auto", "--json"])
             .arg(dir.join(format!("{case}.md")))
             .output()

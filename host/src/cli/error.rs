@@ -92,7 +92,15 @@ impl From<PluginError> for CommandError {
             PluginError::OutOfMemory { .. } => {
                 "raise `plugin-memory-mib` under [limits] in .agent-apply.toml if the plugin needs more, or report the plugin"
             }
-            PluginError::Contract { .. } => "rebuild the plugin against this version of agent-apply-sdk",
+            PluginError::Contract { .. } => {
+                "a format plugin must export the agent-apply:format `plugin` interface; build it with agent-apply-sdk's `export_format!`, or check that `path` names the right file"
+            }
+            PluginError::NativeAbi { .. } => {
+                "rebuild the native plugin as a cdylib against the agent-apply-sdk that matches this git-agent-apply"
+            }
+            PluginError::ContractVersion { .. } => {
+                "rebuild the plugin against the agent-apply-sdk that matches this git-agent-apply, or use a git-agent-apply that supports the plugin's contract"
+            }
             _ => "this is a bug in the plugin; run with --verbose to see its output",
         };
         let details = error.stderr().map(|s| format!("plugin output:\n{s}"));
@@ -118,6 +126,18 @@ impl From<RegistryError> for CommandError {
                 let name = name.clone();
                 CommandError::usage(error.to_string())
                     .hint(format!("rename [plugins.{name}], or add `shadow = true` to it to replace the built-in"))
+            }
+            RegistryError::Unreadable { ref name, .. } => {
+                let hint = format!(
+                    "build the plugin, or fix `path` under [plugins.{name}] (a relative path is relative to the config file)"
+                );
+                CommandError::usage(error.to_string()).hint(hint)
+            }
+            RegistryError::PinMismatch { ref name, ref actual, .. } => {
+                let hint = format!(
+                    "if you trust the new file, set sha256 = \"{actual}\" under [plugins.{name}]; otherwise restore the file you pinned"
+                );
+                CommandError::usage(error.to_string()).hint(hint)
             }
             RegistryError::PluginFile { .. } => {
                 CommandError::usage(error.to_string()).hint("check [plugins] in .agent-apply.toml")

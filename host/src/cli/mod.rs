@@ -8,6 +8,7 @@ mod formats;
 mod hook;
 mod lint;
 mod parse;
+mod plugin;
 mod prompt;
 mod read;
 mod recover;
@@ -74,6 +75,8 @@ enum Command {
     Undo(undo::UndoArgs),
     /// Finish or undo a run that was interrupted.
     Recover(recover::RecoverArgs),
+    /// Scaffold or check a third-party format plugin.
+    Plugin(plugin::PluginArgs),
     /// Print shell completions.
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
@@ -159,6 +162,7 @@ pub fn run() -> ExitCode {
         Some(Command::Hook(args)) => hook::run(&cli.global, &args),
         Some(Command::Undo(args)) => undo::run(&cli.global, &args),
         Some(Command::Recover(args)) => recover::run(&cli.global, &args),
+        Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
         Some(Command::Man) => completions::man(Cli::command()),
     };

@@ -4,6 +4,7 @@
 
 mod cache;
 mod convert;
+mod native;
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -15,6 +16,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 pub use cache::{ComponentCache, InfoSummary};
+pub use native::NativePlugin;
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -52,6 +54,14 @@ pub enum PluginError {
     Load { plugin: String, reason: String },
     #[error("plugin '{plugin}' does not implement the agent-apply:format@{expected} contract: {reason}")]
     Contract { plugin: String, expected: &'static str, reason: String },
+    #[error(
+        "plugin '{plugin}' implements contract agent-apply:format@{found}, but this host supports agent-apply:format@{supported}"
+    )]
+    ContractVersion { plugin: String, found: String, supported: &'static str },
+    #[error(
+        "native plugin '{plugin}' was built for native ABI version {found} (table of {found_size} bytes), but this host supports version {supported}"
+    )]
+    NativeAbi { plugin: String, found: u32, found_size: u32, supported: u32 },
     #[error("plugin '{plugin}' ran past its time limit of {} ms in `{call}` and was stopped", limit.as_millis())]
     Timeout { plugin: String, call: &'static str, limit: Duration },
     #[error("plugin '{plugin}' tried to use more than its memory limit of {} MiB in `{call}` and was stopped", limit >> 20)]
@@ -176,21 +186,30 @@ impl Runtime {
     }
 
     fn link(&self, name: &str, component: Component) -> Result<LoadedPlugin, PluginError> {
+        let refuse = |error: wasmtime::Error| {
+            // A plugin built against another contract version exports the
+            // same interface under another version: name both.
+            let versions = contract_versions(&self.engine, &component);
+            match versions.into_iter().find(|v| v != agent_apply_sdk::CONTRACT_VERSION) {
+                Some(found) => PluginError::ContractVersion {
+                    plugin: name.to_string(),
+                    found,
+                    supported: agent_apply_sdk::CONTRACT_VERSION,
+                },
+                None => PluginError::Contract {
+                    plugin: name.to_string(),
+                    expected: agent_apply_sdk::CONTRACT_VERSION,
+                    reason: format!("{error:#}"),
+                },
+            }
+        };
         let linker = self.linker.get_or_init(|| {
             let mut linker = Linker::new(&self.engine);
             wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI's interfaces link once into a new linker");
             linker
         });
-        let pre = linker.instantiate_pre(&component).map_err(|e| PluginError::Contract {
-            plugin: name.to_string(),
-            expected: agent_apply_sdk::CONTRACT_VERSION,
-            reason: format!("{e:#}"),
-        })?;
-        let pre = FormatPre::new(pre).map_err(|e| PluginError::Contract {
-            plugin: name.to_string(),
-            expected: agent_apply_sdk::CONTRACT_VERSION,
-            reason: format!("{e:#}"),
-        })?;
+        let pre = linker.instantiate_pre(&component).map_err(refuse)?;
+        let pre = FormatPre::new(pre).map_err(refuse)?;
         Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
     }
 
@@ -230,6 +249,10 @@ impl LoadedPlugin {
 
     /// A fresh sandboxed instance.
     pub fn instantiate(&self) -> Result<PluginInstance, PluginError> {
+        self.instantiate_wasm().map(PluginInstance::Wasm)
+    }
+
+    fn instantiate_wasm(&self) -> Result<WasmInstance, PluginError> {
         let limits = self.runtime.limits;
         let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
         let wasi = WasiCtxBuilder::new()
@@ -255,15 +278,20 @@ impl LoadedPlugin {
             .pre
             .instantiate(&mut store)
             .map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
-        Ok(PluginInstance {
-            name: self.name.clone(),
-            store,
-            bindings,
-            stderr,
-            timeout: limits.timeout,
-            poisoned: false,
-        })
+        Ok(WasmInstance { name: self.name.clone(), store, bindings, stderr, timeout: limits.timeout, poisoned: false })
     }
+}
+
+/// The exported interface every format plugin has, without its version.
+const PLUGIN_INTERFACE: &str = "agent-apply:format/plugin@";
+
+/// The contract versions whose `plugin` interface `component` exports.
+fn contract_versions(engine: &Engine, component: &Component) -> Vec<String> {
+    component
+        .component_type()
+        .exports(engine)
+        .filter_map(|(name, _)| name.strip_prefix(PLUGIN_INTERFACE).map(str::to_string))
+        .collect()
 }
 
 fn ticks(timeout: Duration) -> u64 {
@@ -297,9 +325,9 @@ fn classify(
     PluginError::Trap { plugin, call, reason, stderr }
 }
 
-/// A running plugin instance. Calls run one at a time under the deadline;
-/// after a crash the instance refuses further calls.
-pub struct PluginInstance {
+/// A running wasm plugin instance. Calls run one at a time under the
+/// deadline; after a crash the instance refuses further calls.
+pub struct WasmInstance {
     name: String,
     store: Store<PluginState>,
     bindings: FormatWorld,
@@ -327,17 +355,7 @@ macro_rules! guarded_call {
     }};
 }
 
-impl PluginInstance {
-    /// The name the plugin was loaded under.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// What the plugin wrote to stderr so far (shown with `--verbose`).
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents()).into_owned()
-    }
-
+impl WasmInstance {
     pub fn info(&mut self) -> Result<sdk::FormatInfo, PluginError> {
         guarded_call!(self, "info", |guest, store| guest.call_info(store).map(convert::format_info))
     }
@@ -382,5 +400,85 @@ impl PluginInstance {
         guarded_call!(self, "lint", |guest, store| guest
             .call_lint(store, &file)
             .map(|d| d.into_iter().map(convert::diagnostic).collect()))
+    }
+}
+
+/// A plugin ready for calls: a sandboxed wasm instance, or a trusted native
+/// library. The rest of the host sees only this.
+pub enum PluginInstance {
+    /// A wasm component instance (sandboxed, limited).
+    Wasm(WasmInstance),
+    /// A native library (`native = true`: full privileges, no limits).
+    Native(NativePlugin),
+}
+
+impl PluginInstance {
+    /// The name the plugin was loaded under.
+    pub fn name(&self) -> &str {
+        match self {
+            PluginInstance::Wasm(wasm) => &wasm.name,
+            PluginInstance::Native(native) => native.name(),
+        }
+    }
+
+    /// What the plugin wrote to stderr so far (shown with `--verbose`); a
+    /// native plugin writes to the host's own stderr instead.
+    pub fn stderr(&self) -> String {
+        match self {
+            PluginInstance::Wasm(wasm) => String::from_utf8_lossy(&wasm.stderr.contents()).into_owned(),
+            PluginInstance::Native(_) => String::new(),
+        }
+    }
+
+    pub fn info(&mut self) -> Result<sdk::FormatInfo, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.info(),
+            PluginInstance::Native(native) => native.info(),
+        }
+    }
+
+    pub fn detect(&mut self, reply: &str) -> Result<f32, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.detect(reply),
+            PluginInstance::Native(native) => native.detect(reply),
+        }
+    }
+
+    pub fn parse(&mut self, reply: &str, options: &[sdk::OptionValue]) -> Result<sdk::ParseOutput, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.parse(reply, options),
+            PluginInstance::Native(native) => native.parse(reply, options),
+        }
+    }
+
+    pub fn apply(
+        &mut self,
+        files: &[sdk::File],
+        edits: &[sdk::Edit],
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.apply(files, edits, options),
+            PluginInstance::Native(native) => native.apply(files, edits, options),
+        }
+    }
+
+    pub fn render(
+        &mut self,
+        file: &sdk::File,
+        ranges: &[sdk::LineRange],
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<String, String>, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.render(file, ranges, options),
+            PluginInstance::Native(native) => native.render(file, ranges, options),
+        }
+    }
+
+    pub fn lint(&mut self, file: &sdk::File) -> Result<Vec<sdk::Diagnostic>, PluginError> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.lint(file),
+            PluginInstance::Native(native) => native.lint(file),
+        }
     }
 }

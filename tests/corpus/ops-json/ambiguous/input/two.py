@@ -1,0 +1,4 @@
+x = 0
+return x
+x = 0
+return x

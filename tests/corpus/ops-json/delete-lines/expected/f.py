@@ -1,0 +1,2 @@
+keep
+keep too

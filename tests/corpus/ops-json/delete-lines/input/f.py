@@ -1,0 +1,4 @@
+keep
+# TODO remove
+old()
+keep too

@@ -1,0 +1,2 @@
+def greet(name):
+    print(f"Hello, {name}!")

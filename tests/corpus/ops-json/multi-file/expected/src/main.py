@@ -1,0 +1,3 @@
+import greet
+
+greet.greet("world")

@@ -1,0 +1,138 @@
+//! Trusted native plugins: the same format crate built as a native library
+//! (`native = true`) gives what its wasm component gives, and the boundary
+//! holds (ABI version, panics, a wasm file or a library in the wrong place).
+
+use std::path::{Path, PathBuf};
+
+use agent_apply::runtime::{NativePlugin, PluginInstance};
+use agent_apply::transaction::planned_paths;
+use agent_apply_sdk::types::File;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{OPS_JSON_WASM, bin, registry_with_examples, shared_cache};
+use crate::repo::TestRepo;
+
+pub const OPS_JSON_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_OPS_JSON");
+const HOSTILE_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_HOSTILE_PLUGIN");
+const WRONG_ABI_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_WRONG_ABI_PLUGIN");
+
+fn native_config(name: &str, path: &str) -> String {
+    format!("[plugins.{name}]\npath = {path:?}\nnative = true\n")
+}
+
+fn files_under(dir: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else { continue };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                files.push((relative, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn wasm_and_native_builds_of_ops_json_give_identical_results_on_its_corpus() {
+    let registry = registry_with_examples(&shared_cache());
+    let mut wasm = registry.instantiate(registry.find("ops-json").unwrap()).unwrap();
+    let mut native = PluginInstance::Native(NativePlugin::load("ops-json", Path::new(OPS_JSON_NATIVE)).unwrap());
+    assert_eq!(wasm.info().unwrap(), native.info().unwrap());
+
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/ops-json");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().path()).collect();
+    cases.sort();
+    assert!(cases.len() >= 12, "only {} cases", cases.len());
+    for case in cases {
+        let reply = std::fs::read_to_string(case.join("reply.md")).unwrap();
+        let input = files_under(&case.join("input"));
+        assert_eq!(wasm.detect(&reply).unwrap(), native.detect(&reply).unwrap(), "{}", case.display());
+        let parsed = wasm.parse(&reply, &[]).unwrap();
+        assert_eq!(parsed, native.parse(&reply, &[]).unwrap(), "{}", case.display());
+        let paths = planned_paths(&parsed.edits, &[]);
+        let files: Vec<File> =
+            input.iter().filter(|(p, _)| paths.contains(p)).map(|(p, c)| File::new(p.clone(), c.clone())).collect();
+        let from_wasm = wasm.apply(&files, &parsed.edits, &[]).unwrap();
+        assert_eq!(from_wasm, native.apply(&files, &parsed.edits, &[]).unwrap(), "{}", case.display());
+        for file in &files {
+            assert_eq!(wasm.render(file, &[], &[]).unwrap(), native.render(file, &[], &[]).unwrap());
+            assert_eq!(wasm.lint(file).unwrap(), native.lint(file).unwrap());
+        }
+    }
+}
+
+#[test]
+fn a_native_plugin_from_config_applies_a_reply_and_is_listed_as_native() {
+    let config = native_config("ops-json", OPS_JSON_NATIVE);
+    let repo = TestRepo::with(&[(".agent-apply.toml", config.as_str()), ("a.py", "x = 1\n")]);
+    let reply = "```json\n[{\"targetFile\": \"a.py\", \"operation\": {\"type\": \"replace\", \"search\": \"x = 1\", \"replace\": \"x = 2\"}}]\n```\n";
+    repo.apply().arg("-").write_stdin(reply).assert().success();
+    assert_eq!(repo.committed("a.py").unwrap(), "x = 2\n");
+    let out = repo.apply().args(["formats", "--json"]).assert().success();
+    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let ops = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "ops-json").unwrap();
+    assert_eq!(ops["kind"], "native");
+}
+
+#[test]
+fn a_native_abi_version_mismatch_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".agent-apply.toml"), native_config("future", WRONG_ABI_NATIVE)).unwrap();
+    bin().current_dir(dir.path()).args(["prompt", "future"]).assert().code(2).stderr(
+        predicate::str::contains(
+            "native plugin 'future' was built for native ABI version 999 (table of 8 bytes), but this host supports version 1",
+        )
+        .and(predicate::str::contains("hint: rebuild the native plugin")),
+    );
+}
+
+#[test]
+fn a_native_panic_is_caught_at_the_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".agent-apply.toml"), native_config("hostile", HOSTILE_NATIVE)).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["parse", "--format", "hostile", "-"])
+        .write_stdin("panic")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "plugin 'hostile' crashed in `parse`: it panicked: hostile plugin panics on purpose",
+        ));
+}
+
+#[test]
+fn native_needs_a_library_and_a_library_needs_native() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".agent-apply.toml"), native_config("ops-json", OPS_JSON_WASM)).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["prompt", "ops-json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("plugin 'ops-json' could not be loaded: cannot load the native library"));
+    let config = format!("[plugins.ops-json]\npath = {OPS_JSON_NATIVE:?}\n");
+    std::fs::write(dir.path().join(".agent-apply.toml"), config).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["prompt", "ops-json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("plugin 'ops-json' could not be loaded"));
+}
+
+#[test]
+fn plugin_check_native_passes_on_the_example() {
+    bin()
+        .args(["plugin", "check", "--native", OPS_JSON_NATIVE])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("checking the native library").and(predicate::str::contains("checks passed")));
+}
