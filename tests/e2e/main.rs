@@ -8,6 +8,7 @@ mod corpus;
 mod crash;
 mod detect;
 mod hook;
+mod limits;
 mod lint;
 mod prompt;
 mod repo;

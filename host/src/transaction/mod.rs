@@ -13,12 +13,14 @@ mod sandbox;
 mod worktree;
 
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use agent_apply_sdk::types::{Change, Edit, File};
 use git2::{FileMode, Oid, Repository, Signature};
 use serde::Serialize;
 
+use crate::limits::{InputLimits, long_line, nul_offset};
 pub use journal::Recovery;
 use journal::{Entry, Journal};
 use lock::RepoLock;
@@ -29,8 +31,6 @@ pub use sandbox::CheckResult;
 pub const TRAILER: &str = "Agent-Apply";
 /// The trailer on the commit that saves the user's own changes first.
 pub const USER_TRAILER: &str = "Agent-Apply-User-Changes";
-/// Files larger than this are not edited (unless configured otherwise).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// What can go wrong between a plugin's changes and a commit.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +82,8 @@ pub enum SnapshotError {
     Ignored { path: String },
     #[error("{path} is {size} bytes, over the {limit}-byte limit for edited files")]
     TooLarge { path: String, size: u64, limit: u64 },
+    #[error("line {line} of {path} is {length} bytes long, over the {limit}-byte line limit")]
+    LineTooLong { path: String, line: usize, length: usize, limit: usize },
     #[error("cannot read {path}: {source}")]
     Io { path: String, source: std::io::Error },
 }
@@ -95,6 +97,7 @@ impl SnapshotError {
             | SnapshotError::Binary { path, .. }
             | SnapshotError::Ignored { path }
             | SnapshotError::TooLarge { path, .. }
+            | SnapshotError::LineTooLong { path, .. }
             | SnapshotError::Io { path, .. } => path,
         }
     }
@@ -113,8 +116,10 @@ pub fn planned_paths(edits: &[Edit], candidates: &[String]) -> Vec<String> {
     paths
 }
 
-/// Read the snapshot of one path under `root` (`None`: it does not exist).
-pub fn read_snapshot(root: &Path, path: &str, max_bytes: u64) -> Result<Option<File>, SnapshotError> {
+/// Read the snapshot of one path under `root` (`None`: it does not exist),
+/// refusing files over the size or line limits, binary files and non-UTF-8.
+pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Option<File>, SnapshotError> {
+    let max_bytes = limits.file_bytes;
     let full = check_path(root, path)?;
     let io = |source| SnapshotError::Io { path: path.to_string(), source };
     match std::fs::metadata(&full) {
@@ -128,9 +133,17 @@ pub fn read_snapshot(root: &Path, path: &str, max_bytes: u64) -> Result<Option<F
         }
         Ok(_) => {}
     }
-    let bytes = std::fs::read(&full).map_err(io)?;
-    if let Some(offset) = bytes.iter().position(|&b| b == 0) {
+    // Read no more than the limit: the file may have grown since `metadata`.
+    let mut bytes = Vec::new();
+    std::fs::File::open(&full).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(SnapshotError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit: max_bytes });
+    }
+    if let Some(offset) = nul_offset(&bytes) {
         return Err(SnapshotError::Binary { path: path.to_string(), offset });
+    }
+    if let Some((line, length)) = long_line(&bytes, limits.line_bytes) {
+        return Err(SnapshotError::LineTooLong { path: path.to_string(), line, length, limit: limits.line_bytes });
     }
     let content = String::from_utf8(bytes)
         .map_err(|e| SnapshotError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })?;
