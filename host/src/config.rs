@@ -98,8 +98,13 @@ impl Config {
     pub fn read(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+        Config::from_toml(&text, path)
+    }
+
+    /// A config file's `text`, as if read from `path`.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let mut config: Config =
-            toml::from_str(&text).map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+            toml::from_str(text).map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
         let base = path.parent().unwrap_or(Path::new("."));
         for plugin in config.plugins.values_mut() {
             plugin.path = base.join(&plugin.path);
@@ -145,7 +150,10 @@ impl Config {
         let default = Limits::default();
         Limits {
             timeout: self.limits.plugin_timeout_ms.map_or(default.timeout, Duration::from_millis),
-            memory_bytes: self.limits.plugin_memory_mib.map_or(default.memory_bytes, |mib| (mib as usize) << 20),
+            memory_bytes: self
+                .limits
+                .plugin_memory_mib
+                .map_or(default.memory_bytes, |mib| usize::try_from(mib).unwrap_or(usize::MAX).saturating_mul(1 << 20)),
         }
     }
 

@@ -37,6 +37,8 @@ pub mod bindings {
 pub mod elision;
 pub mod fence;
 mod format;
+/// Drive a format on arbitrary bytes (fuzzing, property tests).
+pub mod fuzzing;
 pub mod matching;
 pub mod paths;
 pub mod source;

@@ -11,6 +11,7 @@ mod hook;
 mod limits;
 mod lint;
 mod prompt;
+mod properties;
 mod repo;
 mod sandbox;
 mod transaction;
