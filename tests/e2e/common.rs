@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use agent_apply::config::Config;
 use agent_apply::registry::Registry;
-use agent_apply::runtime::{ComponentCache, Limits, LoadedPlugin, Runtime};
+use agent_apply::runtime::{ComponentCache, Limits, LoadedPlugin, PluginError, Runtime};
 use agent_apply_sdk::types as sdk;
 use sha2::{Digest, Sha256};
 
@@ -24,11 +24,24 @@ pub fn registry(cache_dir: &Path) -> Registry {
     Registry::new(runtime, &Config::default()).unwrap()
 }
 
-/// The hostile plugin under tight limits.
+/// A component built against a contract version the host does not speak.
+pub const OLD_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OLD_CONTRACT_PLUGIN");
+
+/// The hostile plugin under `limits`.
 pub fn hostile(cache_dir: &Path, limits: Limits) -> LoadedPlugin {
-    let wasm = std::fs::read(HOSTILE_WASM).unwrap();
+    load_test_plugin(HOSTILE_WASM, "hostile", cache_dir, limits).unwrap()
+}
+
+/// Load the component at `wasm_path` as plugin `name`.
+pub fn load_test_plugin(
+    wasm_path: &str,
+    name: &str,
+    cache_dir: &Path,
+    limits: Limits,
+) -> Result<LoadedPlugin, PluginError> {
+    let wasm = std::fs::read(wasm_path).unwrap();
     let digest: String = Sha256::digest(&wasm).iter().map(|b| format!("{b:02x}")).collect();
-    Runtime::new(ComponentCache::at(cache_dir), limits).unwrap().load("hostile", &wasm, &digest).unwrap()
+    Runtime::new(ComponentCache::at(cache_dir), limits).unwrap().load(name, &wasm, &digest)
 }
 
 pub fn tight_limits() -> Limits {
