@@ -86,7 +86,7 @@ fn recovery_never_overwrites_later_user_edits() {
 
 #[test]
 fn no_commit_mode_is_crash_safe_too() {
-    for stage in ["after-journal", "mid-worktree"] {
+    for stage in ["after-journal", "mid-write", "mid-worktree"] {
         let repo = TestRepo::with(BEFORE);
         let out = repo
             .apply()

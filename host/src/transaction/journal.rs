@@ -94,6 +94,9 @@ impl Journal {
     /// Finish (or drop) this journal's run. The caller holds the repo lock.
     pub fn finish(&self, repo: &Repository, root: &Path, state_dir: &Path) -> Result<Recovery, TxError> {
         let mut recovery = Recovery::default();
+        for entry in &self.entries {
+            worktree::remove_temp_file(root, &entry.path)?;
+        }
         if !self.committed(repo) {
             recovery.discarded = true;
         } else {
