@@ -4,6 +4,7 @@
 //! - apply never writes outside the repository, whatever paths a reply names;
 //! - `--dry-run` writes nothing;
 //! - a failed apply leaves the repository byte-identical.
+//!
 //! The fuzz regression corpus (fuzz/regressions/) is replayed here too.
 
 use std::path::Path;

@@ -79,7 +79,7 @@ fn a_trap_in_each_export_names_the_plugin_and_the_export_and_the_host_survives()
             "apply",
             Box::new({
                 let misdeed = misdeed.clone();
-                move |i| i.apply(&[file.clone()], &[hostile_edit()], &misdeed).map(drop)
+                move |i| i.apply(std::slice::from_ref(&file), &[hostile_edit()], &misdeed).map(drop)
             }),
         ),
         ("render", Box::new(move |i| i.render(&panicking, &[], &misdeed).map(drop))),

@@ -337,10 +337,8 @@ fn iteration(rng: &mut Rng, work: &Path, counts: &mut Counts) -> Result<(), Stri
             describe(&before, &after, &now)
         ));
     }
-    if let Some(racer) = std::fs::read(real.join("racer.txt")).ok() {
-        if racer != b"the racer was here\n" {
-            return Err("the racer's file holds something else".into());
-        }
+    if std::fs::read(real.join("racer.txt")).is_ok_and(|racer| racer != b"the racer was here\n") {
+        return Err("the racer's file holds something else".into());
     }
     let fsck = Command::new("git").current_dir(&real).args(["fsck", "--no-progress", "--strict"]).output().unwrap();
     if !fsck.status.success() {
