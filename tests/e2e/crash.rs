@@ -66,6 +66,24 @@ fn the_next_run_finishes_an_interrupted_one_first() {
 }
 
 #[test]
+fn a_run_killed_while_writing_the_index_leaves_no_stale_index_lock() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "mid-index")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // What libgit2 holds while it writes the index, left by the kill.
+    std::fs::write(repo.path().join(".git/index.lock"), "").unwrap();
+    repo.apply().arg("recover").assert().success();
+    assert!(!repo.path().join(".git/index.lock").exists());
+    assert_consistent(&repo, AFTER, &[]);
+}
+
+#[test]
 fn recovery_never_overwrites_later_user_edits() {
     let repo = TestRepo::with(BEFORE);
     let out = repo

@@ -4,7 +4,7 @@
 
 /// The stages a run can be killed at, in order.
 pub const STAGES: &[&str] =
-    &["after-objects", "after-journal", "after-ref", "mid-write", "mid-worktree", "after-worktree"];
+    &["after-objects", "after-journal", "after-ref", "mid-write", "mid-worktree", "mid-index", "after-worktree"];
 
 /// Abort here if the environment asks for a fault at `stage`.
 pub fn point(stage: &str) {

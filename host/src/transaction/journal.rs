@@ -94,6 +94,7 @@ impl Journal {
     /// Finish (or drop) this journal's run. The caller holds the repo lock.
     pub fn finish(&self, repo: &Repository, root: &Path, state_dir: &Path) -> Result<Recovery, TxError> {
         let mut recovery = Recovery::default();
+        worktree::clear_stale_index_lock(state_dir)?;
         for entry in &self.entries {
             worktree::remove_temp_file(root, &entry.path)?;
         }
@@ -122,7 +123,7 @@ impl Journal {
                     write: !done,
                 })
                 .collect();
-            worktree::update(repo, root, &writes, self.stage)?;
+            worktree::update(repo, root, state_dir, &writes, self.stage)?;
             recovery.completed = plan.iter().map(|(e, _, _)| e.path.clone()).collect();
         }
         Journal::remove(state_dir)?;
