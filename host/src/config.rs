@@ -200,6 +200,23 @@ mod tests {
         assert!(error.contains("line 2"), "{error}");
     }
 
+    /// The config fuzz target's regression corpus: every input loads or is
+    /// an error, and limits never overflow.
+    #[test]
+    fn fuzz_regressions_load_or_fail_cleanly() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/config");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            if let Ok(config) = Config::from_toml(&text, &path) {
+                config.limits();
+                config.input_limits();
+            }
+        }
+        let huge = Config::from_toml("[limits]\nplugin-memory-mib = 9223372036854775807\n", Path::new("x")).unwrap();
+        assert_eq!(huge.limits().memory_bytes, usize::MAX, "a huge limit saturates instead of wrapping");
+    }
+
     #[test]
     fn plugin_paths_are_relative_to_the_file_and_limits_apply() {
         let dir = tempfile::tempdir().unwrap();
