@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::{TxError, worktree};
+use super::{TxError, gitlock, worktree};
 
 const FILE: &str = "journal.json";
 
@@ -94,7 +94,7 @@ impl Journal {
     /// Finish (or drop) this journal's run. The caller holds the repo lock.
     pub fn finish(&self, repo: &Repository, root: &Path, state_dir: &Path) -> Result<Recovery, TxError> {
         let mut recovery = Recovery::default();
-        worktree::clear_stale_index_lock(state_dir)?;
+        gitlock::clear_stale(state_dir)?;
         for entry in &self.entries {
             worktree::remove_temp_file(root, &entry.path)?;
         }

@@ -6,6 +6,7 @@
 //! that a killed run's successor finishes.
 
 pub mod fault;
+mod gitlock;
 mod journal;
 mod lock;
 mod paths;
@@ -472,10 +473,15 @@ impl GitRepo {
     /// Move `head.reference` from `head.commit` to `new`, only if it still
     /// points where the run started.
     fn move_reference(&self, head: &Head, new: Oid, log: &str) -> Result<(), TxError> {
-        let result = match head.commit {
-            Some(old) => self.repo.reference_matching(&head.reference, new, true, old, log).map(drop),
-            None => self.repo.reference(&head.reference, new, false, log).map(drop),
-        };
+        // HEAD (detached) is per worktree; branches live in the common dir.
+        let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
+        let locks = [dir.join(format!("{}.lock", head.reference)), dir.join(format!("logs/{}.lock", head.reference))];
+        let result = gitlock::recorded(&self.state_dir, "mid-ref-move", &locks, || {
+            Ok(match head.commit {
+                Some(old) => self.repo.reference_matching(&head.reference, new, true, old, log).map(drop),
+                None => self.repo.reference(&head.reference, new, false, log).map(drop),
+            })
+        })?;
         result.map_err(|e| {
             let found =
                 self.repo.refname_to_id(&head.reference).map(|id| id.to_string()).unwrap_or_else(|_| "missing".into());

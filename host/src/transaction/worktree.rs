@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, fault};
+use super::{TxError, fault, gitlock};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -70,40 +70,8 @@ pub fn update(
                 },
             }
         }
-        write_index(repo, &mut index, state_dir)?;
-    }
-    Ok(())
-}
-
-/// Marks, in the state directory, that this run is writing the index.
-/// libgit2 holds `index.lock` meanwhile; a run killed then leaves that lock
-/// behind and every later git command refuses to run. The marker tells
-/// recovery the lock is a dead run's and not a live git's.
-const INDEX_MARKER: &str = "index-writing";
-
-fn write_index(repo: &Repository, index: &mut git2::Index, state_dir: &Path) -> Result<(), TxError> {
-    let marker = state_dir.join(INDEX_MARKER);
-    std::fs::write(&marker, repo.path().join("index.lock").to_string_lossy().as_bytes())
-        .map_err(|e| TxError::io(&marker, e))?;
-    fault::point("mid-index");
-    index.write().map_err(TxError::git)?;
-    std::fs::remove_file(&marker).map_err(|e| TxError::io(&marker, e))
-}
-
-/// Remove the `index.lock` a run killed while writing the index left
-/// behind (see [`INDEX_MARKER`]). The caller holds the repo lock.
-pub fn clear_stale_index_lock(state_dir: &Path) -> Result<(), TxError> {
-    let marker = state_dir.join(INDEX_MARKER);
-    let lock = match std::fs::read_to_string(&marker) {
-        Ok(lock) => PathBuf::from(lock),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(TxError::io(&marker, e)),
-    };
-    for path in [&lock, &marker] {
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(path, e)),
-            _ => {}
-        }
+        let lock = repo.path().join("index.lock");
+        gitlock::recorded(state_dir, "mid-index-write", &[lock], || index.write().map_err(TxError::git))?;
     }
     Ok(())
 }
