@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::limits::InputLimits;
 use crate::runtime::Limits;
 
 /// The repo's config file name.
@@ -48,12 +49,29 @@ pub struct Config {
     pub options: BTreeMap<String, BTreeMap<String, toml::Value>>,
 }
 
-/// Plugin resource limits.
+/// Plugin resource limits and input limits (see [`InputLimits`] for what
+/// each input limit guards).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct LimitsConfig {
     pub plugin_timeout_ms: Option<u64>,
     pub plugin_memory_mib: Option<u64>,
+    pub max_reply_bytes: Option<u64>,
+    pub max_edits: Option<usize>,
+    pub max_line_bytes: Option<usize>,
+    pub max_file_bytes: Option<u64>,
+}
+
+impl LimitsConfig {
+    /// These limits, with each one `over` sets replacing ours.
+    fn merge(&mut self, over: LimitsConfig) {
+        self.plugin_timeout_ms = over.plugin_timeout_ms.or(self.plugin_timeout_ms);
+        self.plugin_memory_mib = over.plugin_memory_mib.or(self.plugin_memory_mib);
+        self.max_reply_bytes = over.max_reply_bytes.or(self.max_reply_bytes);
+        self.max_edits = over.max_edits.or(self.max_edits);
+        self.max_line_bytes = over.max_line_bytes.or(self.max_line_bytes);
+        self.max_file_bytes = over.max_file_bytes.or(self.max_file_bytes);
+    }
 }
 
 /// A plugin listed in config.
@@ -80,8 +98,13 @@ impl Config {
     pub fn read(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+        Config::from_toml(&text, path)
+    }
+
+    /// A config file's `text`, as if read from `path`.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let mut config: Config =
-            toml::from_str(&text).map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
+            toml::from_str(text).map_err(|e| ConfigError { path: path.to_path_buf(), message: e.to_string() })?;
         let base = path.parent().unwrap_or(Path::new("."));
         for plugin in config.plugins.values_mut() {
             plugin.path = base.join(&plugin.path);
@@ -115,8 +138,7 @@ impl Config {
         if over.commit_message.is_some() {
             self.commit_message = over.commit_message;
         }
-        self.limits.plugin_timeout_ms = over.limits.plugin_timeout_ms.or(self.limits.plugin_timeout_ms);
-        self.limits.plugin_memory_mib = over.limits.plugin_memory_mib.or(self.limits.plugin_memory_mib);
+        self.limits.merge(over.limits);
         self.plugins.extend(over.plugins);
         for (format, options) in over.options {
             self.options.entry(format).or_default().extend(options);
@@ -128,7 +150,22 @@ impl Config {
         let default = Limits::default();
         Limits {
             timeout: self.limits.plugin_timeout_ms.map_or(default.timeout, Duration::from_millis),
-            memory_bytes: self.limits.plugin_memory_mib.map_or(default.memory_bytes, |mib| (mib as usize) << 20),
+            memory_bytes: self
+                .limits
+                .plugin_memory_mib
+                .map_or(default.memory_bytes, |mib| usize::try_from(mib).unwrap_or(usize::MAX).saturating_mul(1 << 20)),
+        }
+    }
+
+    /// Input limits, defaults filled in.
+    pub fn input_limits(&self) -> InputLimits {
+        let default = InputLimits::default();
+        let limits = &self.limits;
+        InputLimits {
+            reply_bytes: limits.max_reply_bytes.unwrap_or(default.reply_bytes),
+            edits: limits.max_edits.unwrap_or(default.edits),
+            line_bytes: limits.max_line_bytes.unwrap_or(default.line_bytes),
+            file_bytes: limits.max_file_bytes.unwrap_or(default.file_bytes),
         }
     }
 
@@ -163,18 +200,36 @@ mod tests {
         assert!(error.contains("line 2"), "{error}");
     }
 
+    /// The config fuzz target's regression corpus: every input loads or is
+    /// an error, and limits never overflow.
+    #[test]
+    fn fuzz_regressions_load_or_fail_cleanly() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/config");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            if let Ok(config) = Config::from_toml(&text, &path) {
+                config.limits();
+                config.input_limits();
+            }
+        }
+        let huge = Config::from_toml("[limits]\nplugin-memory-mib = 9223372036854775807\n", Path::new("x")).unwrap();
+        assert_eq!(huge.limits().memory_bytes, usize::MAX, "a huge limit saturates instead of wrapping");
+    }
+
     #[test]
     fn plugin_paths_are_relative_to_the_file_and_limits_apply() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(REPO_CONFIG);
         std::fs::write(
             &path,
-            "[limits]\nplugin-timeout-ms = 250\n[plugins.x]\npath = \"p/x.wasm\"\n[options.whole]\nk = true\n",
+            "[limits]\nplugin-timeout-ms = 250\nmax-edits = 7\n[plugins.x]\npath = \"p/x.wasm\"\n[options.whole]\nk = true\n",
         )
         .unwrap();
         let config = Config::read(&path).unwrap();
         assert_eq!(config.plugins["x"].path, dir.path().join("p/x.wasm"));
         assert_eq!(config.limits().timeout, Duration::from_millis(250));
+        assert_eq!(config.input_limits(), InputLimits { edits: 7, ..InputLimits::default() });
         assert_eq!(config.format_options("whole"), vec![("k".to_string(), "true".to_string())]);
     }
 }

@@ -3,11 +3,12 @@
 //!
 //! The library holds the pieces the binary wires together: the wasm plugin
 //! [`runtime`], the format [`registry`] (the `edit_format` factory),
-//! [`config`], the [`transaction`] that reads and writes files, the
+//! [`config`], the input [`limits`], the [`transaction`] that reads and writes files, the
 //! [`report`] and the [`cli`].
 
 pub mod cli;
 pub mod config;
+pub mod limits;
 pub mod registry;
 pub mod report;
 pub mod runtime;

@@ -52,6 +52,8 @@ pub mod bindings {
 pub mod elision;
 pub mod fence;
 mod format;
+/// Drive a format on arbitrary bytes (fuzzing, property tests).
+pub mod fuzzing;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use agent_apply::config::{Config, PluginConfig};
 use agent_apply::registry::Registry;
-use agent_apply::runtime::{ComponentCache, Limits, LoadedPlugin, Runtime};
+use agent_apply::runtime::{ComponentCache, Limits, LoadedPlugin, PluginError, Runtime};
+use agent_apply_sdk::types as sdk;
 use sha2::{Digest, Sha256};
 
 /// The test-only hostile component, built by host/build.rs.
@@ -45,11 +46,24 @@ pub fn registry_with_examples(cache_dir: &Path) -> Registry {
     Registry::new(runtime, &examples_config()).unwrap()
 }
 
-/// The hostile plugin under tight limits.
+/// A component built against a contract version the host does not speak.
+pub const OLD_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OLD_CONTRACT_PLUGIN");
+
+/// The hostile plugin under `limits`.
 pub fn hostile(cache_dir: &Path, limits: Limits) -> LoadedPlugin {
-    let wasm = std::fs::read(HOSTILE_WASM).unwrap();
+    load_test_plugin(HOSTILE_WASM, "hostile", cache_dir, limits).unwrap()
+}
+
+/// Load the component at `wasm_path` as plugin `name`.
+pub fn load_test_plugin(
+    wasm_path: &str,
+    name: &str,
+    cache_dir: &Path,
+    limits: Limits,
+) -> Result<LoadedPlugin, PluginError> {
+    let wasm = std::fs::read(wasm_path).unwrap();
     let digest: String = Sha256::digest(&wasm).iter().map(|b| format!("{b:02x}")).collect();
-    Runtime::new(ComponentCache::at(cache_dir), limits).unwrap().load("hostile", &wasm, &digest).unwrap()
+    Runtime::new(ComponentCache::at(cache_dir), limits).unwrap().load(name, &wasm, &digest)
 }
 
 pub fn tight_limits() -> Limits {
@@ -62,4 +76,48 @@ pub fn bin() -> assert_cmd::Command {
     cmd.env("AGENT_APPLY_CONFIG", "/nonexistent/agent-apply-test-config.toml")
         .env("AGENT_APPLY_CACHE_DIR", shared_cache());
     cmd
+}
+
+/// A wasm component instance behind the SDK's `Plugin` trait, so the SDK's
+/// fuzz drivers run through the real component. A trap or any other plugin
+/// error is a panic naming it.
+pub struct Component(pub std::cell::RefCell<agent_apply::runtime::PluginInstance>);
+
+impl Component {
+    /// A fresh instance of the built-in format `name`.
+    pub fn builtin(registry: &Registry, name: &str) -> Component {
+        let entry = registry.find(name).unwrap().clone();
+        Component(std::cell::RefCell::new(registry.instantiate(&entry).unwrap()))
+    }
+}
+
+impl agent_apply_sdk::Plugin for Component {
+    fn info(&self) -> sdk::FormatInfo {
+        self.0.borrow_mut().info().unwrap_or_else(|e| panic!("{e}"))
+    }
+    fn detect(&self, reply: &str) -> f32 {
+        self.0.borrow_mut().detect(reply).unwrap_or_else(|e| panic!("{e}"))
+    }
+    fn parse(&self, reply: &str, options: &[sdk::OptionValue]) -> sdk::ParseOutput {
+        self.0.borrow_mut().parse(reply, options).unwrap_or_else(|e| panic!("{e}"))
+    }
+    fn apply(
+        &self,
+        files: Vec<sdk::File>,
+        edits: &[sdk::Edit],
+        options: &[sdk::OptionValue],
+    ) -> Result<sdk::ApplyOutput, String> {
+        self.0.borrow_mut().apply(&files, edits, options).unwrap_or_else(|e| panic!("{e}"))
+    }
+    fn render(
+        &self,
+        file: &sdk::File,
+        ranges: &[sdk::LineRange],
+        options: &[sdk::OptionValue],
+    ) -> Result<String, String> {
+        self.0.borrow_mut().render(file, ranges, options).unwrap_or_else(|e| panic!("{e}"))
+    }
+    fn lint(&self, file: &sdk::File) -> Vec<sdk::Diagnostic> {
+        self.0.borrow_mut().lint(file).unwrap_or_else(|e| panic!("{e}"))
+    }
 }

@@ -43,7 +43,7 @@ fn killed_at_each_stage_then_recovered_is_before_or_after() {
         } else {
             assert_consistent(&repo, BEFORE, &["c/new.txt"]);
         }
-        let expect_moved = !matches!(*stage, "after-objects" | "after-journal");
+        let expect_moved = !matches!(*stage, "after-objects" | "after-journal" | "mid-ref-move");
         assert_eq!(moved, expect_moved, "{stage}");
         assert!(!repo.path().join(".git/agent-apply/journal.json").exists(), "{stage}: journal cleared");
     }
@@ -63,6 +63,42 @@ fn the_next_run_finishes_an_interrupted_one_first() {
     assert_ne!(repo.status(), "", "the crash left the working tree half updated");
     repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("d.txt", "D\n")])).assert().success();
     assert_consistent(&repo, &[("a.txt", "A\n"), ("b.txt", "B\n"), ("c/new.txt", "C\n"), ("d.txt", "D\n")], &[]);
+}
+
+#[test]
+fn a_run_killed_while_writing_the_index_leaves_no_stale_index_lock() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "mid-index-write")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // What libgit2 holds while it writes the index, left by the kill.
+    std::fs::write(repo.path().join(".git/index.lock"), "").unwrap();
+    repo.apply().arg("recover").assert().success();
+    assert!(!repo.path().join(".git/index.lock").exists());
+    assert_consistent(&repo, AFTER, &[]);
+}
+
+#[test]
+fn a_run_killed_while_moving_the_branch_leaves_no_stale_ref_lock() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "mid-ref-move")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // What libgit2 holds while it moves the branch, left by the kill.
+    std::fs::write(repo.path().join(".git/refs/heads/main.lock"), "").unwrap();
+    repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(AFTER)).assert().success();
+    assert!(!repo.path().join(".git/refs/heads/main.lock").exists());
+    assert_consistent(&repo, AFTER, &[]);
 }
 
 #[test]
@@ -86,7 +122,7 @@ fn recovery_never_overwrites_later_user_edits() {
 
 #[test]
 fn no_commit_mode_is_crash_safe_too() {
-    for stage in ["after-journal", "mid-worktree"] {
+    for stage in ["after-journal", "mid-write", "mid-worktree"] {
         let repo = TestRepo::with(BEFORE);
         let out = repo
             .apply()

@@ -64,7 +64,9 @@ impl TestRepo {
         RepoState {
             head: self.git(&["rev-parse", "HEAD"]),
             index: std::fs::read(self.path().join(".git/index")).unwrap(),
-            status: self.git(&["status", "--porcelain=v2", "--untracked-files=all"]),
+            // No optional locks: a plain `git status` refreshes the index's
+            // stat cache, so comparing two states would see its own write.
+            status: self.git(&["--no-optional-locks", "status", "--porcelain=v2", "--untracked-files=all"]),
             reachable: self.git(&["rev-list", "--objects", "--all"]),
             objects: self.git(&["count-objects", "-v"]).lines().take(2).collect::<Vec<_>>().join("\n"),
             files,

@@ -6,21 +6,20 @@ use std::time::Instant;
 
 use agent_apply_sdk::types::{ApplyOutput, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
-use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply};
+use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply, snapshot_hint};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
-use crate::transaction::{
-    CommitRequest, DEFAULT_MAX_FILE_BYTES, SnapshotError, check_path, planned_paths, read_snapshot,
-};
+use crate::transaction::{CommitRequest, SnapshotError, check_path, planned_paths, read_snapshot};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
-    let reply = read_reply(args.reply.as_deref())?;
+    let mut context = Context::new(global)?;
+    let limits = context.config.input_limits();
+    let reply = read_reply(args.reply.as_deref(), &limits)?;
     // The vocabulary loads on another core while the edits are applied.
     let tokens = args.tokens.then(|| {
         let reply = reply.clone();
         std::thread::spawn(move || bpe_openai::o200k_base().count(&reply))
     });
-    let mut context = Context::new(global)?;
     let repo = if args.dry_run { context.take_git_repo().ok() } else { Some(context.take_git_repo()?) };
     if let Some(repo) = &repo {
         if !args.dry_run {
@@ -34,6 +33,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let parse_started = Instant::now();
     let parsed = chosen.instance.parse(&reply, &options)?;
     let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
+    limits.check_edit_count(parsed.edits.len())?;
 
     // Plan paths: an edit naming a refused path fails on its own, with the reason.
     let planned = planned_paths(&parsed.edits, &args.files);
@@ -44,7 +44,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             Some(repo) => repo.check_ignored(path, args.allow_ignored),
             None => Ok(()),
         });
-        match checked.and_then(|_| read_snapshot(&context.root, path, DEFAULT_MAX_FILE_BYTES)) {
+        match checked.and_then(|_| read_snapshot(&context.root, path, &limits)) {
             Ok(Some(file)) => snapshots.push(file),
             Ok(None) => {}
             Err(error) => {
@@ -52,9 +52,8 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             }
         }
     }
-    let edit_refusal = |edit: &Edit| {
-        std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p)).map(|e| e.to_string())
-    };
+    let edit_refusal =
+        |edit: &Edit| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p));
     let allowed: Vec<(usize, &Edit)> =
         parsed.edits.iter().enumerate().filter(|(_, edit)| edit_refusal(edit).is_none()).collect();
 
@@ -75,7 +74,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(parsed.edits.len());
     for (index, edit) in parsed.edits.iter().enumerate() {
         let outcome = if let Some(reason) = edit_refusal(edit) {
-            failed(index, FailureKind::Forbidden, reason)
+            Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
         } else if let Some(position) = allowed.iter().position(|(i, _)| *i == index) {
             match output.outcomes.iter().find(|o| o.edit as usize == position) {
                 Some(o) => Outcome { edit: index as u32, ..o.clone() },

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use crate::config::ConfigError;
+use crate::limits::LimitError;
 use crate::registry::RegistryError;
 use crate::runtime::PluginError;
 use crate::transaction::{SnapshotError, TxError};
@@ -148,9 +149,35 @@ impl From<RegistryError> for CommandError {
     }
 }
 
+/// What to do about a limit: raise its key under `[limits]`.
+fn raise(key: &str) -> String {
+    format!("nothing was changed; if this input is legitimate, raise `{key}` under [limits] in .agent-apply.toml")
+}
+
+impl From<LimitError> for CommandError {
+    fn from(error: LimitError) -> Self {
+        let hint = match error.config_key() {
+            Some(key) => raise(key),
+            None => "nothing was changed; save the model's reply as UTF-8 text".to_string(),
+        };
+        CommandError::usage(error.to_string()).hint(hint)
+    }
+}
+
+/// The hint for an edit refused because of its file: which limit to raise
+/// or flag to pass, when there is one.
+pub fn snapshot_hint(error: &SnapshotError) -> Option<String> {
+    match error {
+        SnapshotError::TooLarge { .. } => Some(raise("max-file-bytes")),
+        SnapshotError::LineTooLong { .. } => Some(raise("max-line-bytes")),
+        _ => None,
+    }
+}
+
 impl From<SnapshotError> for CommandError {
     fn from(error: SnapshotError) -> Self {
-        CommandError::new(Exit::EditsFailed, error.to_string()).hint("nothing was changed")
+        let hint = snapshot_hint(&error).unwrap_or_else(|| "nothing was changed".into());
+        CommandError::new(Exit::EditsFailed, error.to_string()).hint(hint)
     }
 }
 

@@ -14,17 +14,17 @@ mod read;
 mod recover;
 mod undo;
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::config::Config;
+use crate::limits::InputLimits;
 use crate::registry::Registry;
 use crate::runtime::{ComponentCache, Runtime};
 use crate::transaction::GitRepo;
-pub use error::{CommandError, Exit};
+pub use error::{CommandError, Exit, snapshot_hint};
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.
 #[derive(Debug, Parser)]
@@ -207,26 +207,18 @@ impl Context {
     }
 }
 
-/// The reply text: from a file, or stdin for `-` or no argument.
-pub fn read_reply(source: Option<&Path>) -> Result<String, CommandError> {
-    let bytes = match source {
-        Some(path) if path != Path::new("-") => std::fs::read(path)
+/// The reply text, from a file or stdin for `-` or no argument, read no
+/// further than the reply limit and checked to be text with lines in limits.
+pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
+    let read = match source {
+        Some(path) if path != Path::new("-") => std::fs::File::open(path)
+            .and_then(|file| limits.read_reply(file))
             .map_err(|e| CommandError::usage(format!("cannot read the reply {}: {e}", path.display())))?,
-        _ => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?;
-            bytes
-        }
+        _ => limits
+            .read_reply(std::io::stdin().lock())
+            .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?,
     };
-    String::from_utf8(bytes).map_err(|e| {
-        CommandError::usage(format!(
-            "the reply is not valid UTF-8 (first bad byte at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-        .hint("save the model's reply as UTF-8 text")
-    })
+    Ok(read?)
 }
 
 /// Format options for `format`: config `[options.NAME]`, then flags.

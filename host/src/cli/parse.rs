@@ -28,8 +28,8 @@ pub struct ParseArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
-    let reply = read_reply(args.reply.as_deref())?;
     let context = Context::new(global)?;
+    let reply = read_reply(args.reply.as_deref(), &context.config.input_limits())?;
     let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
     let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
     let output = chosen.instance.parse(&reply, &options)?;

@@ -3,7 +3,16 @@
 //! before-or-after and that `recover` finishes the job.
 
 /// The stages a run can be killed at, in order.
-pub const STAGES: &[&str] = &["after-objects", "after-journal", "after-ref", "mid-worktree", "after-worktree"];
+pub const STAGES: &[&str] = &[
+    "after-objects",
+    "after-journal",
+    "mid-ref-move",
+    "after-ref",
+    "mid-write",
+    "mid-worktree",
+    "mid-index-write",
+    "after-worktree",
+];
 
 /// Abort here if the environment asks for a fault at `stage`.
 pub fn point(stage: &str) {

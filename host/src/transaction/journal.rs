@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::{TxError, worktree};
+use super::{TxError, gitlock, worktree};
 
 const FILE: &str = "journal.json";
 /// Where a working-tree-only run keeps new contents until they are in place.
@@ -180,6 +180,10 @@ impl Journal {
         fresh: Option<&BTreeMap<String, Option<&str>>>,
     ) -> Result<Recovery, TxError> {
         let mut recovery = Recovery::default();
+        gitlock::clear_stale(state_dir)?;
+        for entry in &self.entries {
+            worktree::remove_temp_file(root, &entry.path)?;
+        }
         if !self.committed(repo) {
             recovery.discarded = true;
         } else {
@@ -208,7 +212,7 @@ impl Journal {
                 });
                 recovery.completed.push(entry.path.clone());
             }
-            worktree::update(repo, root, &writes, self.stage)?;
+            worktree::update(repo, root, state_dir, &writes, self.stage)?;
         }
         Journal::remove(state_dir)?;
         Ok(recovery)

@@ -6,6 +6,7 @@
 //! that a killed run's successor finishes.
 
 pub mod fault;
+mod gitlock;
 mod journal;
 mod lock;
 mod paths;
@@ -13,12 +14,14 @@ mod sandbox;
 mod worktree;
 
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use agent_apply_sdk::types::{Change, Edit, File};
 use git2::{FileMode, Oid, Repository, Signature};
 use serde::Serialize;
 
+use crate::limits::{InputLimits, long_line, nul_offset};
 pub use journal::Recovery;
 use journal::{Entry, Journal};
 use lock::RepoLock;
@@ -29,8 +32,6 @@ pub use sandbox::CheckResult;
 pub const TRAILER: &str = "Agent-Apply";
 /// The trailer on the commit that saves the user's own changes first.
 pub const USER_TRAILER: &str = "Agent-Apply-User-Changes";
-/// Files larger than this are not edited (unless configured otherwise).
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// What can go wrong between a plugin's changes and a commit.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +83,8 @@ pub enum SnapshotError {
     Ignored { path: String },
     #[error("{path} is {size} bytes, over the {limit}-byte limit for edited files")]
     TooLarge { path: String, size: u64, limit: u64 },
+    #[error("line {line} of {path} is {length} bytes long, over the {limit}-byte line limit")]
+    LineTooLong { path: String, line: usize, length: usize, limit: usize },
     #[error("cannot read {path}: {source}")]
     Io { path: String, source: std::io::Error },
 }
@@ -95,6 +98,7 @@ impl SnapshotError {
             | SnapshotError::Binary { path, .. }
             | SnapshotError::Ignored { path }
             | SnapshotError::TooLarge { path, .. }
+            | SnapshotError::LineTooLong { path, .. }
             | SnapshotError::Io { path, .. } => path,
         }
     }
@@ -113,8 +117,10 @@ pub fn planned_paths(edits: &[Edit], candidates: &[String]) -> Vec<String> {
     paths
 }
 
-/// Read the snapshot of one path under `root` (`None`: it does not exist).
-pub fn read_snapshot(root: &Path, path: &str, max_bytes: u64) -> Result<Option<File>, SnapshotError> {
+/// Read the snapshot of one path under `root` (`None`: it does not exist),
+/// refusing files over the size or line limits, binary files and non-UTF-8.
+pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Option<File>, SnapshotError> {
+    let max_bytes = limits.file_bytes;
     let full = check_path(root, path)?;
     let io = |source| SnapshotError::Io { path: path.to_string(), source };
     match std::fs::metadata(&full) {
@@ -128,9 +134,17 @@ pub fn read_snapshot(root: &Path, path: &str, max_bytes: u64) -> Result<Option<F
         }
         Ok(_) => {}
     }
-    let bytes = std::fs::read(&full).map_err(io)?;
-    if let Some(offset) = bytes.iter().position(|&b| b == 0) {
+    // Read no more than the limit: the file may have grown since `metadata`.
+    let mut bytes = Vec::new();
+    std::fs::File::open(&full).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(SnapshotError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit: max_bytes });
+    }
+    if let Some(offset) = nul_offset(&bytes) {
         return Err(SnapshotError::Binary { path: path.to_string(), offset });
+    }
+    if let Some((line, length)) = long_line(&bytes, limits.line_bytes) {
+        return Err(SnapshotError::LineTooLong { path: path.to_string(), line, length, limit: limits.line_bytes });
     }
     let content = String::from_utf8(bytes)
         .map_err(|e| SnapshotError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })?;
@@ -226,7 +240,7 @@ impl GitRepo {
 
     /// Finish a run a crash interrupted, if there is one.
     pub fn recover(&self) -> Result<Option<Recovery>, TxError> {
-        if !journal::path(&self.state_dir).exists() {
+        if !journal::path(&self.state_dir).exists() && !gitlock::any_recorded(&self.state_dir) {
             return Ok(None);
         }
         let _lock = RepoLock::acquire(&self.state_dir)?;
@@ -234,6 +248,7 @@ impl GitRepo {
     }
 
     fn recover_locked(&self) -> Result<Option<Recovery>, TxError> {
+        gitlock::clear_stale(&self.state_dir)?;
         match Journal::read(&self.state_dir)? {
             Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir, None).map(Some),
             None => Ok(None),
@@ -457,10 +472,15 @@ impl GitRepo {
     /// Move `head.reference` from `head.commit` to `new`, only if it still
     /// points where the run started.
     fn move_reference(&self, head: &Head, new: Oid, log: &str) -> Result<(), TxError> {
-        let result = match head.commit {
-            Some(old) => self.repo.reference_matching(&head.reference, new, true, old, log).map(drop),
-            None => self.repo.reference(&head.reference, new, false, log).map(drop),
-        };
+        // HEAD (detached) is per worktree; branches live in the common dir.
+        let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
+        let locks = [dir.join(format!("{}.lock", head.reference)), dir.join(format!("logs/{}.lock", head.reference))];
+        let result = gitlock::recorded(&self.state_dir, "mid-ref-move", &locks, || {
+            Ok(match head.commit {
+                Some(old) => self.repo.reference_matching(&head.reference, new, true, old, log).map(drop),
+                None => self.repo.reference(&head.reference, new, false, log).map(drop),
+            })
+        })?;
         result.map_err(|e| {
             let found =
                 self.repo.refname_to_id(&head.reference).map(|id| id.to_string()).unwrap_or_else(|_| "missing".into());
@@ -505,13 +525,19 @@ impl GitRepo {
             let before = self.check_snapshot(path, snapshot_of(path))?;
             let executable = self.executable_in(head.commit, path);
             if flat.len() == 1 {
-                // A single rename is already all or nothing.
+                // A single rename is already all or nothing; the temp file it
+                // renames is recorded so that recovery removes it if killed.
                 let full = self.root.join(path);
                 return match content {
-                    Some(content) => worktree::write_atomically(&full, content.as_bytes(), executable),
+                    Some(content) => {
+                        gitlock::recorded(&self.state_dir, "mid-write", &[worktree::temp_path(&full)], || {
+                            worktree::write_atomically(&full, content.as_bytes(), executable)
+                        })
+                    }
                     None => worktree::update(
                         &self.repo,
                         &self.root,
+                        &self.state_dir,
                         &[worktree::PathUpdate {
                             path: path.clone(),
                             content: None,

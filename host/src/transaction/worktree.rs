@@ -2,11 +2,11 @@
 //! paths only: cost grows with the change, not with the repository.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, fault, journal};
+use super::{TxError, fault, gitlock, journal};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -46,7 +46,13 @@ pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError
 
 /// Write each file atomically (temp file + rename in its directory), then
 /// update the index entries for these paths when `stage`.
-pub fn update(repo: &Repository, root: &Path, updates: &[PathUpdate], stage: bool) -> Result<(), TxError> {
+pub fn update(
+    repo: &Repository,
+    root: &Path,
+    state_dir: &Path,
+    updates: &[PathUpdate],
+    stage: bool,
+) -> Result<(), TxError> {
     for (n, update) in updates.iter().enumerate() {
         if n == 1 {
             fault::point("mid-worktree");
@@ -76,26 +82,46 @@ pub fn update(repo: &Repository, root: &Path, updates: &[PathUpdate], stage: boo
                 },
             }
         }
-        index.write().map_err(TxError::git)?;
+        let lock = repo.path().join("index.lock");
+        gitlock::recorded(state_dir, "mid-index-write", &[lock], || index.write().map_err(TxError::git))?;
     }
     Ok(())
+}
+
+/// Where `full` is written before it is renamed into place: a fixed name
+/// beside it, so a run killed mid-write leaves a file that the journal's
+/// paths lead recovery to, rather than an anonymous temp file in the user's tree.
+pub fn temp_path(full: &Path) -> PathBuf {
+    let name = full.file_name().expect("repo paths name a file").to_string_lossy();
+    full.with_file_name(format!(".{name}.agent-apply-tmp"))
+}
+
+/// Remove what a killed write of `path` may have left behind.
+pub fn remove_temp_file(root: &Path, path: &str) -> Result<(), TxError> {
+    let temp = temp_path(&root.join(path));
+    match std::fs::remove_file(&temp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(&temp, e)),
+        _ => Ok(()),
+    }
 }
 
 pub fn write_atomically(full: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
     let dir = full.parent().expect("repo paths have a parent");
     std::fs::create_dir_all(dir).map_err(|e| TxError::io(dir, e))?;
-    let mut temp =
-        tempfile::Builder::new().prefix(".agent-apply-").tempfile_in(dir).map_err(|e| TxError::io(dir, e))?;
-    std::io::Write::write_all(&mut temp, bytes).map_err(|e| TxError::io(full, e))?;
+    let temp = temp_path(full);
+    let mut file = std::fs::File::create(&temp).map_err(|e| TxError::io(&temp, e))?;
+    std::io::Write::write_all(&mut file, bytes).map_err(|e| TxError::io(&temp, e))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
         let mode = if executable { 0o755 } else { 0o644 };
-        temp.as_file().set_permissions(std::fs::Permissions::from_mode(mode)).map_err(|e| TxError::io(full, e))?;
+        file.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(|e| TxError::io(&temp, e))?;
     }
     #[cfg(not(unix))]
     let _ = executable;
-    temp.persist(full).map_err(|e| TxError::io(full, e.error))?;
+    drop(file);
+    fault::point("mid-write");
+    std::fs::rename(&temp, full).map_err(|e| TxError::io(full, e))?;
     Ok(())
 }
 

@@ -1,8 +1,26 @@
 //! A plugin that misbehaves on request, to prove the host's sandbox holds.
-//! The reply picks the misdeed: `loop`, `alloc`, `panic`, or `probe` (try the
-//! file system, the network and the environment, and report what worked).
+//!
+//! `parse`'s reply picks the misdeed: `loop`, `alloc`, `panic`, `probe` (try
+//! the file system, the network and the environment, and report what
+//! worked), `huge` (100,000 edits), `huge-text` (a 32 MiB diagnostic),
+//! `bad-utf8` (a diagnostic that is not UTF-8) or `poison-info` (every later
+//! `info` call panics). The other exports panic on request too: `detect` on
+//! the reply `detect:panic`, `apply` and `render` with the option
+//! `misdeed = panic`, `lint` on a file holding `panic`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_apply_sdk::prelude::*;
+
+/// Set by `parse("poison-info")`: the instance's `info` panics from then on.
+static INFO_PANICS: AtomicBool = AtomicBool::new(false);
+
+/// Panic if `request` asks for it.
+fn panic_if(request: Option<&str>, export: &str) {
+    if request.is_some_and(|r| r.trim() == "panic") {
+        panic!("hostile plugin panics in {export} on purpose");
+    }
+}
 
 #[derive(Default)]
 pub struct Hostile;
@@ -11,6 +29,9 @@ impl Format for Hostile {
     type Op = ();
 
     fn info(&self) -> FormatInfo {
+        if INFO_PANICS.load(Ordering::Relaxed) {
+            panic!("hostile plugin panics in info on purpose");
+        }
         FormatInfo {
             name: "hostile".into(),
             aliases: Vec::new(),
@@ -22,6 +43,11 @@ impl Format for Hostile {
             options: Vec::new(),
             detect_hints: Vec::new(),
         }
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        panic_if(reply.strip_prefix("detect:"), "detect");
+        0.0
     }
 
     fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<()> {
@@ -40,7 +66,25 @@ impl Format for Hostile {
                     std::hint::black_box(&hoard);
                 }
             }
-            "panic" => panic!("hostile plugin panics on purpose"),
+            "panic" => panic!("hostile plugin panics in parse on purpose"),
+            "huge" => {
+                let edit = |i: usize| ParsedEdit {
+                    path: "a.txt".into(),
+                    related_paths: Vec::new(),
+                    span: Span { start: 0, end: 0, first_line: 1, last_line: 1 },
+                    summary: format!("edit {i}"),
+                    op: (),
+                };
+                parsed.edits = (0..100_000).map(edit).collect();
+            }
+            "huge-text" => parsed.diagnostics.push(Diagnostic::error("x".repeat(32 << 20), None)),
+            "bad-utf8" => {
+                // SAFETY: deliberately not UTF-8, to prove the host refuses
+                // it; this string is only handed across the contract.
+                let message = unsafe { String::from_utf8_unchecked(vec![b'o', b'k', 0xff, 0xfe]) };
+                parsed.diagnostics.push(Diagnostic::error(message, None));
+            }
+            "poison-info" => INFO_PANICS.store(true, Ordering::Relaxed),
             "probe" => {
                 let file = std::fs::read_to_string("/etc/passwd").map(|s| format!("read {} bytes", s.len()));
                 let dir = std::fs::read_dir(".").map(|d| format!("listed {} entries", d.count()));
@@ -60,8 +104,19 @@ impl Format for Hostile {
         parsed
     }
 
-    fn apply_edit(&self, _: &mut Workspace, _: &ParsedEdit<()>, _: Options<'_>) -> Result<Applied, EditFailure> {
+    fn apply_edit(&self, _: &mut Workspace, _: &ParsedEdit<()>, options: Options<'_>) -> Result<Applied, EditFailure> {
+        panic_if(options.get("misdeed"), "apply");
         Ok(Applied::default())
+    }
+
+    fn render(&self, file: &File, _ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
+        panic_if(options.get("misdeed"), "render");
+        Ok(file.content.clone())
+    }
+
+    fn lint(&self, file: &File) -> Vec<Diagnostic> {
+        panic_if(Some(&file.content), "lint");
+        Vec::new()
     }
 }
 

@@ -1,0 +1,131 @@
+//! Input limits. Replies come from models and run unattended, so the host
+//! checks every input in linear time before a format does anything that
+//! could grow faster: the reply before `parse`, the number of edits before
+//! `apply`, and each file as its snapshot is read. Each limit is a key under
+//! `[limits]` in `.agent-apply.toml`.
+
+use std::io::Read;
+
+/// The input limits of one run, defaults filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputLimits {
+    /// `max-reply-bytes`: the largest reply read.
+    pub reply_bytes: u64,
+    /// `max-edits`: the most edits one reply may hold.
+    pub edits: usize,
+    /// `max-line-bytes`: the longest line of a reply or of an edited file.
+    pub line_bytes: usize,
+    /// `max-file-bytes`: the largest file that is edited.
+    pub file_bytes: u64,
+}
+
+impl Default for InputLimits {
+    fn default() -> Self {
+        InputLimits { reply_bytes: 4 << 20, edits: 1000, line_bytes: 64 << 10, file_bytes: 8 << 20 }
+    }
+}
+
+/// A reply or a reply's edits that are over a limit or not text.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LimitError {
+    #[error("the reply is larger than the {limit}-byte limit; nothing was read past it")]
+    ReplyTooLarge { limit: u64 },
+    #[error("the reply is not valid UTF-8 (first bad byte at offset {offset})")]
+    ReplyNotUtf8 { offset: usize },
+    #[error("the reply holds a NUL byte at offset {offset}; a reply must be text")]
+    ReplyBinary { offset: usize },
+    #[error("line {line} of the reply is {length} bytes long, over the {limit}-byte line limit")]
+    ReplyLineTooLong { line: usize, length: usize, limit: usize },
+    #[error("the reply holds {count} edits, over the limit of {limit} per reply")]
+    TooManyEdits { count: usize, limit: usize },
+}
+
+impl LimitError {
+    /// The `[limits]` key that raises the limit this error hit, if any.
+    pub fn config_key(&self) -> Option<&'static str> {
+        match self {
+            LimitError::ReplyTooLarge { .. } => Some("max-reply-bytes"),
+            LimitError::ReplyLineTooLong { .. } => Some("max-line-bytes"),
+            LimitError::TooManyEdits { .. } => Some("max-edits"),
+            LimitError::ReplyNotUtf8 { .. } | LimitError::ReplyBinary { .. } => None,
+        }
+    }
+}
+
+impl InputLimits {
+    /// Read a reply from `source`, never more than the limit plus one byte,
+    /// and check it is text with no overlong line.
+    pub fn read_reply(&self, source: impl Read) -> std::io::Result<Result<String, LimitError>> {
+        let mut bytes = Vec::new();
+        source.take(self.reply_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > self.reply_bytes {
+            return Ok(Err(LimitError::ReplyTooLarge { limit: self.reply_bytes }));
+        }
+        Ok(self.check_reply(bytes))
+    }
+
+    /// A reply's bytes as text, if they are UTF-8 without NUL and every line
+    /// fits.
+    pub fn check_reply(&self, bytes: Vec<u8>) -> Result<String, LimitError> {
+        if let Some(offset) = nul_offset(&bytes) {
+            return Err(LimitError::ReplyBinary { offset });
+        }
+        if let Some((line, length)) = long_line(&bytes, self.line_bytes) {
+            return Err(LimitError::ReplyLineTooLong { line, length, limit: self.line_bytes });
+        }
+        String::from_utf8(bytes).map_err(|e| LimitError::ReplyNotUtf8 { offset: e.utf8_error().valid_up_to() })
+    }
+
+    /// Refuse a parse that found more edits than the limit.
+    pub fn check_edit_count(&self, count: usize) -> Result<(), LimitError> {
+        if count > self.edits { Err(LimitError::TooManyEdits { count, limit: self.edits }) } else { Ok(()) }
+    }
+}
+
+/// The offset of the first NUL byte.
+pub fn nul_offset(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == 0)
+}
+
+/// The first line (1-based) longer than `limit` bytes, and its length
+/// without the line ending.
+pub fn long_line(bytes: &[u8], limit: usize) -> Option<(usize, usize)> {
+    bytes
+        .split(|&b| b == b'\n')
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line).len())
+        .enumerate()
+        .find(|(_, length)| *length > limit)
+        .map(|(index, length)| (index + 1, length))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> InputLimits {
+        InputLimits { reply_bytes: 16, edits: 2, line_bytes: 4, file_bytes: 64 }
+    }
+
+    #[test]
+    fn a_reply_is_read_up_to_its_limit_and_no_further() {
+        let long = std::io::Cursor::new(vec![b'a'; 1 << 20]);
+        assert_eq!(small().read_reply(long).unwrap(), Err(LimitError::ReplyTooLarge { limit: 16 }));
+        assert_eq!(small().read_reply(&b"ab\ncd\n"[..]).unwrap(), Ok("ab\ncd\n".to_string()));
+    }
+
+    #[test]
+    fn a_reply_must_be_text_with_short_lines() {
+        assert_eq!(small().check_reply(b"ab\nc\0".to_vec()), Err(LimitError::ReplyBinary { offset: 4 }));
+        assert_eq!(small().check_reply(b"ab\n\xffx".to_vec()), Err(LimitError::ReplyNotUtf8 { offset: 3 }));
+        assert_eq!(
+            small().check_reply(b"abcd\r\nabcde\n".to_vec()),
+            Err(LimitError::ReplyLineTooLong { line: 2, length: 5, limit: 4 })
+        );
+    }
+
+    #[test]
+    fn edit_count_is_checked_against_the_limit() {
+        assert_eq!(small().check_edit_count(2), Ok(()));
+        assert_eq!(small().check_edit_count(3), Err(LimitError::TooManyEdits { count: 3, limit: 2 }));
+    }
+}

@@ -1,0 +1,152 @@
+//! Input limits through the real binary: each limit, and each kind of input
+//! that is not text, is refused with a message that says what was over which
+//! limit and which `[limits]` key raises it, and the repository is left
+//! byte-identical (HEAD, index, working tree, objects).
+
+use crate::repo::{TestRepo, whole_reply};
+
+/// A repository whose `.agent-apply.toml` sets `limits` under `[limits]`,
+/// holding `files` (raw bytes) committed.
+fn repo_with_limits(limits: &str, files: &[(&str, &[u8])]) -> TestRepo {
+    let repo = TestRepo::with(&[(".agent-apply.toml", &format!("[limits]\n{limits}\n"))]);
+    for (path, bytes) in files {
+        std::fs::write(repo.path().join(path), bytes).unwrap();
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "files"]);
+    repo
+}
+
+/// Run `apply --format whole` with `reply`; assert the exit code and that
+/// nothing changed; return stdout and stderr.
+fn refused(repo: &TestRepo, reply: impl Into<Vec<u8>>, code: i32) -> (String, String) {
+    let before = repo.state();
+    let out = repo.apply().args(["--format", "whole", "-"]).write_stdin(reply.into()).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(code), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(repo.state(), before, "nothing may be written");
+    (stdout.into_owned(), stderr.into_owned())
+}
+
+#[test]
+fn a_reply_over_max_reply_bytes_is_refused_before_parsing() {
+    let repo = repo_with_limits("max-reply-bytes = 100", &[("a.txt", b"a\n")]);
+    let (_, stderr) = refused(&repo, whole_reply(&[("a.txt", &"x\n".repeat(100))]), 2);
+    assert_eq!(
+        stderr,
+        "error: the reply is larger than the 100-byte limit; nothing was read past it\n\
+         hint: nothing was changed; if this input is legitimate, raise `max-reply-bytes` under [limits] in .agent-apply.toml\n"
+    );
+}
+
+#[test]
+fn a_reply_with_more_than_max_edits_is_refused_before_applying() {
+    let repo = repo_with_limits("max-edits = 2", &[("a.txt", b"a\n")]);
+    let reply = whole_reply(&[("a.txt", "1\n"), ("b.txt", "2\n"), ("c.txt", "3\n")]);
+    let (_, stderr) = refused(&repo, reply, 2);
+    assert_eq!(
+        stderr,
+        "error: the reply holds 3 edits, over the limit of 2 per reply\n\
+         hint: nothing was changed; if this input is legitimate, raise `max-edits` under [limits] in .agent-apply.toml\n"
+    );
+}
+
+#[test]
+fn a_reply_line_over_max_line_bytes_is_refused_before_parsing() {
+    let repo = repo_with_limits("max-line-bytes = 20", &[("a.txt", b"a\n")]);
+    let (_, stderr) = refused(&repo, whole_reply(&[("a.txt", &format!("{}\n", "y".repeat(30)))]), 2);
+    assert_eq!(
+        stderr,
+        "error: line 3 of the reply is 30 bytes long, over the 20-byte line limit\n\
+         hint: nothing was changed; if this input is legitimate, raise `max-line-bytes` under [limits] in .agent-apply.toml\n"
+    );
+}
+
+#[test]
+fn a_target_file_line_over_max_line_bytes_is_refused_with_the_key_to_raise() {
+    let long = format!("{}\n", "z".repeat(30));
+    let repo = repo_with_limits("max-line-bytes = 20", &[("wide.txt", long.as_bytes())]);
+    let (stdout, _) = refused(&repo, whole_reply(&[("wide.txt", "short\n")]), 1);
+    assert!(stdout.contains("line 1 of wide.txt is 30 bytes long, over the 20-byte line limit"), "{stdout}");
+    assert!(stdout.contains("raise `max-line-bytes` under [limits]"), "{stdout}");
+}
+
+#[test]
+fn a_target_file_over_max_file_bytes_is_refused_with_the_key_to_raise() {
+    let repo = repo_with_limits("max-file-bytes = 100", &[("big.txt", "b\n".repeat(100).as_bytes())]);
+    let (stdout, _) = refused(&repo, whole_reply(&[("big.txt", "small\n")]), 1);
+    assert!(stdout.contains("big.txt is 200 bytes, over the 100-byte limit for edited files"), "{stdout}");
+    assert!(stdout.contains("raise `max-file-bytes` under [limits]"), "{stdout}");
+}
+
+#[test]
+fn a_reply_that_is_not_utf8_is_refused_with_the_byte_offset() {
+    let repo = repo_with_limits("", &[("a.txt", b"a\n")]);
+    let mut reply = b"a.txt\n```\nok\n".to_vec();
+    reply.extend(b"\xc3\x28\n```\n");
+    let (_, stderr) = refused(&repo, reply, 2);
+    assert_eq!(
+        stderr,
+        "error: the reply is not valid UTF-8 (first bad byte at offset 13)\n\
+         hint: nothing was changed; save the model's reply as UTF-8 text\n"
+    );
+}
+
+#[test]
+fn a_reply_with_a_nul_byte_is_refused_with_the_byte_offset() {
+    let repo = repo_with_limits("", &[("a.txt", b"a\n")]);
+    let (_, stderr) = refused(&repo, b"a.txt\n```\nx\0y\n```\n".to_vec(), 2);
+    assert!(stderr.starts_with("error: the reply holds a NUL byte at offset 11; a reply must be text\n"), "{stderr}");
+}
+
+#[test]
+fn a_target_file_that_is_not_utf8_is_refused_with_the_byte_offset() {
+    let repo = repo_with_limits("", &[("latin1.txt", b"caf\xe9\n")]);
+    let (stdout, _) = refused(&repo, whole_reply(&[("latin1.txt", "cafe\n")]), 1);
+    assert!(stdout.contains("latin1.txt is not valid UTF-8 (first bad byte at offset 3)"), "{stdout}");
+}
+
+#[test]
+fn a_binary_target_file_is_refused_with_the_offset_of_its_nul() {
+    let repo = repo_with_limits("", &[("image.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")]);
+    let (stdout, _) = refused(&repo, whole_reply(&[("image.png", "text\n")]), 1);
+    assert!(stdout.contains("image.png looks binary (it holds a NUL byte at offset 8)"), "{stdout}");
+}
+
+/// A repository configured to load the hostile plugin under `limits`.
+fn hostile_repo(limits: &str) -> TestRepo {
+    let config = format!("[plugins.hostile]\npath = {:?}\n", crate::common::HOSTILE_WASM);
+    repo_with_limits(&format!("{limits}\n{config}"), &[("a.txt", b"a\n")])
+}
+
+#[test]
+fn a_plugin_over_plugin_timeout_ms_is_stopped_and_nothing_is_written() {
+    let repo = hostile_repo("plugin-timeout-ms = 200");
+    let before = repo.state();
+    let out = repo.apply().args(["--format", "hostile", "-"]).write_stdin("loop").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: plugin 'hostile' ran past its time limit of 200 ms in `parse` and was stopped\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("raise `plugin-timeout-ms` under [limits]"), "{stderr}");
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
+fn a_plugin_over_plugin_memory_mib_is_stopped_and_nothing_is_written() {
+    let repo = hostile_repo("plugin-memory-mib = 64\nplugin-timeout-ms = 30000");
+    let before = repo.state();
+    let out = repo.apply().args(["--format", "hostile", "-"]).write_stdin("alloc").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: plugin 'hostile' tried to use more than its memory limit of 64 MiB in `parse` and was stopped\n"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("raise `plugin-memory-mib` under [limits]"), "{stderr}");
+    assert_eq!(repo.state(), before);
+}
