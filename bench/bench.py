@@ -435,9 +435,23 @@ def row4(ctx, results):
                 "<= 12x", big / small <= 12)
 
 
+def user_config(ctx, name, text):
+    """A user config file (AGENT_APPLY_CONFIG) under the run's temp dir."""
+    path = os.path.join(ctx.tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# Throughput replies are far over the default input limits (4 MiB, 1,000
+# edits, 64 KiB lines: a JSON reply's strings are one line).
+BIG_LIMITS = "[limits]\nmax-reply-bytes = 268435456\nmax-edits = 10000000\nmax-line-bytes = 67108864\n"
+
+
 def row5(ctx, results, target_bytes):
     label = f"{target_bytes / 1e6:g} MB"
-    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
+    env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache,
+               AGENT_APPLY_CONFIG=user_config(ctx, "big-limits.toml", BIG_LIMITS))
     for fmt, make in FORMATS.items():
         case = f"throughput, {label} `{fmt}` reply (`--no-commit`)"
         work = tempfile.mkdtemp(prefix=f"bench-r5-{fmt}-", dir=ctx.tmp)
@@ -499,10 +513,52 @@ def row5(ctx, results, target_bytes):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def row6(results):
-    results.append({"row": 6, "case": "plugin overhead: built-in wasm vs native plugin",
-                    "peer": "native plugin", "ours_ms": None, "peer_ms": None, "ratio": None,
-                    "target": None, "pass": None, "note": "n/a (native plugins not built yet)"})
+def row6(ctx, results):
+    """The same format (the ops-json example) loaded as a wasm component and
+    as a trusted native library, end to end, on a small and a 1 MB reply."""
+    wasm = os.path.join(ROOT, "target", "wasm-plugins", "wasm32-wasip2", "release", "ops_json.wasm")
+    native = os.path.join(ROOT, "target", "native-plugins", "release", "libops_json.so")
+    if not (os.path.exists(wasm) and os.path.exists(native)):
+        failed_row(results, 6, "plugin overhead: ops-json as wasm vs native", "native plugin",
+                   f"plugin builds missing ({wasm}, {native})")
+        return
+    work = tempfile.mkdtemp(prefix="bench-r6-", dir=ctx.tmp)
+    repo = os.path.join(work, "repo")
+    init_repo(repo)
+    lines = gen_source("ops", 25000 // 6, 6)
+    with open(os.path.join(repo, "big.py"), "w") as f:
+        f.write(text(lines))
+    commit_all(repo, ctx.env)
+    half = len(lines) // 2
+    replies = {
+        "small": [{"targetFile": "big.py", "operation": {
+            "type": "replace", "search": lines[3] + "\n", "replace": "        return 0\n"}}],
+        "1 MB": [{"targetFile": "big.py", "operation": {
+            "type": "replace", "search": text(lines[half:]),
+            "replace": text(l.replace("total", "sum") for l in lines[half:])}}],
+    }
+    kinds = {
+        "wasm": user_config(ctx, "ops-wasm.toml", BIG_LIMITS + f'[plugins.ops-json]\npath = "{wasm}"\n'),
+        "native": user_config(ctx, "ops-native.toml",
+                              BIG_LIMITS + f'[plugins.ops-json]\npath = "{native}"\nnative = true\n'),
+    }
+    reset = lambda: sh(["git", "checkout", "-q", "--", "."], cwd=repo)
+    for size, ops in replies.items():
+        reply = os.path.join(work, f"reply-{size.replace(' ', '')}.json")
+        with open(reply, "w") as f:
+            json.dump(ops, f)
+        run = {k: (lambda cfg=cfg: run_timed([ctx.bin, "--format", "ops-json", "--no-commit", reply],
+                                              dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache,
+                                                   AGENT_APPLY_CONFIG=cfg), repo))
+               for k, cfg in kinds.items()}
+        case = f"plugin overhead: ops-json, {size} reply, as a wasm component (`--no-commit`)"
+        try:
+            m = measure(run["wasm"], run["native"], reset, runs=ctx.runs)
+            row(results, 6, case, "same plugin as a native library", m)
+        except Failed as e:
+            failed_row(results, 6, case, "same plugin as a native library", e)
+        finally:
+            reset()
 
 
 def row7(results):
@@ -591,7 +647,8 @@ def main():
             print("row 5: throughput", file=sys.stderr)
             row5(ctx, results, 1_000_000 if args.quick else 10_000_000)
         if 6 in rows:
-            row6(results)
+            print("row 6: plugin overhead", file=sys.stderr)
+            row6(ctx, results)
         if 7 in rows:
             row7(results)
     finally:

@@ -1,6 +1,8 @@
 //! What a run tells its caller: human text, or one JSON object with a
 //! `schema` version, and the `reflection` an agent hands back to its model.
 
+use std::ops::Range;
+
 use agent_apply_sdk::text::line_count;
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
 use serde::Serialize;
@@ -175,29 +177,21 @@ pub struct RangeChange {
 }
 
 /// The changed ranges between two versions of a file.
-/// Lines diffed with patience: source lines are mostly unique, which makes
-/// it near-linear where Myers is quadratic in the number of changes (a reply
-/// with a thousand edits to one file took seconds).
-fn line_diff<'t>(old: &'t str, new: &'t str) -> TextDiff<'t, 't, 't, str> {
-    TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_lines(old, new)
-}
-
+/// The changed line ranges between `old` and `new`, by histogram diff:
+/// near-linear on source files, where a Myers diff is quadratic in the
+/// number of changes (a reply with a thousand edits to a file took seconds).
 pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
-    line_diff(old, new)
-        .grouped_ops(0)
-        .into_iter()
-        .filter_map(|group| {
-            let (first, last) = (group.first()?, group.last()?);
-            let (old, new) =
-                (first.old_range().start..last.old_range().end, first.new_range().start..last.new_range().end);
-            Some(RangeChange {
-                old_start: old.start + 1,
-                removed: old.len(),
-                new_start: new.start + 1,
-                added: new.len(),
-            })
+    let input = imara_diff::intern::InternedInput::new(old, new);
+    let mut changes = Vec::new();
+    imara_diff::diff(imara_diff::Algorithm::Histogram, &input, |before: Range<u32>, after: Range<u32>| {
+        changes.push(RangeChange {
+            old_start: before.start as usize + 1,
+            removed: before.len(),
+            new_start: after.start as usize + 1,
+            added: after.len(),
         })
-        .collect()
+    });
+    changes
 }
 
 /// What happened to one edit.
@@ -467,7 +461,9 @@ impl ApplyReport {
 
 /// A unified diff of one file, `None` meaning absent.
 pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {
-    let diff = line_diff(old.unwrap_or(""), new.unwrap_or(""));
+    // Shown diffs are minimal unless that takes long; then merely correct.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    let diff = TextDiff::configure().deadline(deadline).diff_lines(old.unwrap_or(""), new.unwrap_or(""));
     let old_header = if old.is_some() { format!("a/{old_path}") } else { "/dev/null".into() };
     let new_header = if new.is_some() { format!("b/{new_path}") } else { "/dev/null".into() };
     diff.unified_diff().context_radius(3).header(&old_header, &new_header).missing_newline_hint(true).to_string()

@@ -139,10 +139,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());
     report.timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
 
+    use std::io::Write as _;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+        // A reader that stops early (`| head`) is not an error of ours.
+        let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&report).expect("report serializes"));
     } else {
-        use std::io::Write as _;
         let mut out = anstream::stdout();
         let _ = write!(out, "{}", report.human());
         if args.diff || args.dry_run {
