@@ -104,7 +104,7 @@ fn a_native_panic_is_caught_at_the_boundary() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "plugin 'hostile' crashed in `parse`: it panicked: hostile plugin panics on purpose",
+            "plugin 'hostile' crashed in `parse`: it panicked: hostile plugin panics in parse on purpose",
         ));
 }
 

@@ -54,8 +54,12 @@ fn a_panic_is_a_clear_crash_with_the_plugin_output() {
 #[test]
 fn a_plugin_built_for_another_contract_version_is_refused_by_name() {
     let error = load_test_plugin(OLD_CONTRACT_WASM, "old", &shared_cache(), Limits::default()).err().unwrap();
-    assert!(matches!(error, PluginError::Contract { .. }), "{error:?}");
-    assert!(error.to_string().starts_with("plugin 'old' does not implement the agent-apply:format@0.1.0 contract: "));
+    assert!(
+        matches!(&error, PluginError::ContractVersion { found, supported: "0.1.0", .. } if found == "0.0.1"),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("'old'") && message.contains("0.0.1") && message.contains("0.1.0"), "{message}");
 }
 
 /// A hostile edit of a.txt (the hostile format's payload is `()`).
