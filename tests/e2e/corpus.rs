@@ -16,7 +16,8 @@ fn corpus_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
 }
 
-fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Every file under `dir`, by its `/`-separated path relative to `dir`.
+pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(current) = stack.pop() {

@@ -21,24 +21,6 @@ fn native_config(name: &str, path: &str) -> String {
     format!("[plugins.{name}]\npath = {path:?}\nnative = true\n")
 }
 
-fn files_under(dir: &Path) -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(current) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else { continue };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let relative = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
-                files.push((relative, std::fs::read_to_string(&path).unwrap()));
-            }
-        }
-    }
-    files
-}
-
 #[test]
 fn wasm_and_native_builds_of_ops_json_give_identical_results_on_its_corpus() {
     let registry = registry_with_examples(&shared_cache());
@@ -52,13 +34,16 @@ fn wasm_and_native_builds_of_ops_json_give_identical_results_on_its_corpus() {
     assert!(cases.len() >= 12, "only {} cases", cases.len());
     for case in cases {
         let reply = std::fs::read_to_string(case.join("reply.md")).unwrap();
-        let input = files_under(&case.join("input"));
+        let input = crate::corpus::read_tree(&case.join("input"));
         assert_eq!(wasm.detect(&reply).unwrap(), native.detect(&reply).unwrap(), "{}", case.display());
         let parsed = wasm.parse(&reply, &[]).unwrap();
         assert_eq!(parsed, native.parse(&reply, &[]).unwrap(), "{}", case.display());
         let paths = planned_paths(&parsed.edits, &[]);
-        let files: Vec<File> =
-            input.iter().filter(|(p, _)| paths.contains(p)).map(|(p, c)| File::new(p.clone(), c.clone())).collect();
+        let files: Vec<File> = input
+            .iter()
+            .filter(|(p, _)| paths.contains(p))
+            .map(|(p, c)| File::new(p.clone(), String::from_utf8(c.clone()).unwrap()))
+            .collect();
         let from_wasm = wasm.apply(&files, &parsed.edits, &[]).unwrap();
         assert_eq!(from_wasm, native.apply(&files, &parsed.edits, &[]).unwrap(), "{}", case.display());
         for file in &files {
