@@ -208,3 +208,94 @@ fn a_journal_of_another_layout_is_refused_not_guessed_at() {
     assert!(stderr.contains("layout version 1") && stderr.contains("reads version 2"), "{stderr}");
     assert!(state.join("journal.json").exists(), "an unreadable journal is kept for the user");
 }
+
+/// The pid of a process that has exited.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+fn process_runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_killed_during_its_checks_takes_its_checks_with_it() {
+    let repo = TestRepo::with(BEFORE);
+    let old = repo.head();
+    let marker = repo.path().join(".git/check-pid");
+    let check = format!("echo $$ > {}; exec sleep 60", marker.display());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"))
+        .current_dir(repo.path())
+        .args(["--format", "whole", "--check", &check, "-"])
+        .env("AGENT_APPLY_CACHE_DIR", crate::common::shared_cache())
+        .env("AGENT_APPLY_CONFIG", "/nonexistent")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), whole_reply(AFTER).as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    let check_pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&marker).ok().and_then(|s| s.trim().parse().ok()) {
+            break pid;
+        }
+        assert!(started.elapsed().as_secs() < 60, "the check never started");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while process_runs(check_pid) {
+        assert!(killed.elapsed().as_secs() < 5, "the check outlived the killed run");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    repo.apply().arg("recover").assert().success();
+    assert_eq!(repo.head(), old);
+    assert_consistent(&repo, BEFORE, &["c/new.txt"]);
+    assert!(!repo.path().join(".git/agent-apply/sandbox.lock").exists());
+}
+
+/// What a `git worktree add` killed half-way leaves: an admin directory
+/// still locked "initializing", with an empty HEAD that `git fsck` rejects.
+#[test]
+fn a_half_made_sandbox_left_by_a_killed_run_is_removed_by_recover_and_made_again() {
+    let repo = TestRepo::with(BEFORE);
+    let state = repo.path().join(".git/agent-apply");
+    std::fs::create_dir_all(state.join("sandbox")).unwrap();
+    std::fs::write(state.join("sandbox.lock"), dead_pid().to_string()).unwrap();
+    let admin = repo.path().join(".git/worktrees/sandbox");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(admin.join("locked"), "initializing").unwrap();
+    std::fs::write(admin.join("gitdir"), format!("{}\n", state.join("sandbox/.git").display())).unwrap();
+    std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    std::fs::write(admin.join("HEAD"), "").unwrap();
+    let broken = std::process::Command::new("git").current_dir(repo.path()).args(["fsck", "--strict"]).output();
+    assert!(!broken.unwrap().status.success(), "the staged damage must be what fsck rejects");
+
+    repo.apply().arg("recover").assert().success();
+    assert!(!admin.exists() && !state.join("sandbox").exists() && !state.join("sandbox.lock").exists());
+    assert_consistent(&repo, BEFORE, &["c/new.txt"]);
+
+    repo.apply().args(["--format", "whole", "--check", "true"]).write_stdin(whole_reply(AFTER)).assert().success();
+    assert_consistent(&repo, AFTER, &[]);
+}
+
+#[test]
+fn a_user_worktree_is_never_taken_for_a_dead_runs_sandbox() {
+    let repo = TestRepo::with(BEFORE);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let user_tree = elsewhere.path().join("sandbox");
+    repo.git(&["worktree", "add", "-q", "--detach", user_tree.to_str().unwrap()]);
+    let state = repo.path().join(".git/agent-apply");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("sandbox.lock"), dead_pid().to_string()).unwrap();
+
+    repo.apply().arg("recover").assert().success();
+    assert!(user_tree.join("a.txt").exists());
+    assert!(repo.git(&["worktree", "list"]).contains(user_tree.to_str().unwrap()));
+    repo.fsck();
+}

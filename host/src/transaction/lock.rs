@@ -1,6 +1,8 @@
-//! One applier at a time per repository: `.git/agent-apply/lock`, created
-//! exclusively and holding the owner's pid. A lock whose owner is gone (a
-//! killed run) is taken over.
+//! Pid locks under `.git/agent-apply/`: a file created exclusively and
+//! holding the owner's pid. A lock whose owner is gone (a killed run) is
+//! taken over, and the taker is told so it can repair what the dead run left.
+//! `lock` keeps one applier at a time in the working tree and on the branch;
+//! `sandbox.lock` keeps one run at a time in the checks' sandbox.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,26 +16,42 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Held while a run moves the branch and updates the working tree.
 #[derive(Debug)]
 pub struct RepoLock {
-    path: PathBuf,
+    _held: PidLock,
 }
 
 impl RepoLock {
     pub fn acquire(state_dir: &Path) -> Result<RepoLock, TxError> {
+        PidLock::acquire(state_dir, "lock", WAIT).map(|(held, _)| RepoLock { _held: held })
+    }
+}
+
+/// An exclusive pid lock file.
+#[derive(Debug)]
+pub struct PidLock {
+    path: PathBuf,
+}
+
+impl PidLock {
+    /// Take `state_dir/name`, waiting up to `wait` for a live owner. The
+    /// flag says whether a dead owner's lock was taken over.
+    pub fn acquire(state_dir: &Path, name: &str, wait: Duration) -> Result<(PidLock, bool), TxError> {
         std::fs::create_dir_all(state_dir).map_err(|e| TxError::io(state_dir, e))?;
-        let path = state_dir.join("lock");
+        let path = state_dir.join(name);
         let started = Instant::now();
+        let mut took_over = false;
         loop {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
                     let _ = write!(file, "{}", std::process::id());
-                    return Ok(RepoLock { path });
+                    return Ok((PidLock { path }, took_over));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if owner_is_gone(&path) {
                         let _ = std::fs::remove_file(&path);
+                        took_over = true;
                         continue;
                     }
-                    if started.elapsed() > WAIT {
+                    if started.elapsed() > wait {
                         return Err(TxError::Busy { lock: path });
                     }
                     std::thread::sleep(Duration::from_millis(5));
@@ -44,7 +62,13 @@ impl RepoLock {
     }
 }
 
-impl Drop for RepoLock {
+/// Whether `state_dir/name` is held by a process that no longer runs.
+pub fn left_by_dead_run(state_dir: &Path, name: &str) -> bool {
+    let path = state_dir.join(name);
+    path.exists() && owner_is_gone(&path)
+}
+
+impl Drop for PidLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }

@@ -240,7 +240,10 @@ impl GitRepo {
 
     /// Finish a run a crash interrupted, if there is one.
     pub fn recover(&self) -> Result<Option<Recovery>, TxError> {
-        if !journal::path(&self.state_dir).exists() && !gitlock::any_recorded(&self.state_dir) {
+        if !journal::path(&self.state_dir).exists()
+            && !gitlock::any_recorded(&self.state_dir)
+            && !sandbox::interrupted(&self.state_dir)
+        {
             return Ok(None);
         }
         let _lock = RepoLock::acquire(&self.state_dir)?;
@@ -249,6 +252,7 @@ impl GitRepo {
 
     fn recover_locked(&self) -> Result<Option<Recovery>, TxError> {
         gitlock::clear_stale(&self.state_dir)?;
+        sandbox::repair(&self.repo, &self.state_dir)?;
         match Journal::read(&self.state_dir)? {
             Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir, None).map(Some),
             None => Ok(None),
@@ -419,7 +423,8 @@ impl GitRepo {
         let hook = if request.verify { sandbox::pre_commit_hook(&self.repo, &self.root) } else { None };
         if !request.checks.is_empty() || hook.is_some() {
             let base = parent.ok_or_else(|| TxError::Refused("checks need a first commit to run against".into()))?;
-            checks = sandbox::run(&self.root, &self.state_dir, base, tree_id, hook.as_deref(), request.checks)?;
+            checks =
+                sandbox::run(&self.repo, &self.root, &self.state_dir, base, tree_id, hook.as_deref(), request.checks)?;
             if checks.iter().any(|c| !c.passed) {
                 return Ok(Err(ChecksFailed { checks }));
             }

@@ -2,15 +2,27 @@
 //! `.git/agent-apply/sandbox`, never in the user's working tree. The sandbox
 //! is created on first need and then moved with `checkout` + `read-tree -m`,
 //! which rewrite only the files that differ.
+//!
+//! One run at a time uses it, under `sandbox.lock`. Every process started
+//! here dies with the run (on Linux), so a killed run leaves no git command
+//! writing into `.git/worktrees/` behind it; what the killed command left
+//! half-written, the next taker of the lock (or `recover`) removes, and the
+//! sandbox is made again.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use git2::{Oid, Repository};
 use serde::Serialize;
 
 use super::TxError;
+use super::lock::{self, PidLock};
+
+const LOCK: &str = "sandbox.lock";
+
+/// How long a run waits for another run's checks to finish.
+const WAIT: Duration = Duration::from_secs(600);
 
 /// How much of a failing check's output the report keeps.
 const TAIL_LINES: usize = 40;
@@ -49,10 +61,83 @@ fn is_executable(path: &Path) -> bool {
     path.is_file()
 }
 
+/// Whether a killed run left the sandbox half-made or half-moved.
+pub fn interrupted(state_dir: &Path) -> bool {
+    lock::left_by_dead_run(state_dir, LOCK)
+}
+
+/// Remove a sandbox a killed run left behind, if any: its directory and its
+/// administrative directory under `.git/worktrees/`. The next run with checks
+/// makes a fresh one.
+pub fn repair(repo: &Repository, state_dir: &Path) -> Result<(), TxError> {
+    if !interrupted(state_dir) {
+        return Ok(());
+    }
+    let (_lock, _) = PidLock::acquire(state_dir, LOCK, WAIT)?;
+    remove_sandbox(repo, state_dir)
+}
+
+fn remove_sandbox(repo: &Repository, state_dir: &Path) -> Result<(), TxError> {
+    let sandbox = state_dir.join("sandbox");
+    let ours = [sandbox.join(".git"), sandbox.canonicalize().unwrap_or_else(|_| sandbox.clone()).join(".git")];
+    let admin_dirs = repo.commondir().join("worktrees");
+    if let Ok(entries) = std::fs::read_dir(&admin_dirs) {
+        for entry in entries.flatten() {
+            // `git worktree add` names the admin dir after the path's last
+            // component (`sandbox`, `sandbox1`, ...) and writes `gitdir`
+            // early; one killed before that has no `gitdir` at all.
+            let gitdir = std::fs::read_to_string(entry.path().join("gitdir")).ok();
+            let is_ours = match gitdir {
+                Some(gitdir) => ours.iter().any(|ours| Path::new(gitdir.trim()) == ours),
+                None => entry.file_name().to_string_lossy().starts_with("sandbox"),
+            };
+            if is_ours {
+                remove_dir(&entry.path())?;
+            }
+        }
+    }
+    remove_dir(&sandbox)
+}
+
+fn remove_dir(path: &Path) -> Result<(), TxError> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Make `command` die with this process, so a killed run cannot leave a git
+/// command writing in the repository after it is gone.
+#[cfg(target_os = "linux")]
+fn dies_with_run(command: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    let parent = std::process::id();
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The run may have died before the prctl took effect.
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dies_with_run(command: &mut Command) -> &mut Command {
+    command
+}
+
 fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
-    let output = Command::new("git")
+    let output = dies_with_run(&mut Command::new("git"))
         .arg("-C")
         .arg(dir)
+        // The sandbox is ours: the user's checkout hooks do not run in it.
+        .args(["-c", "core.hooksPath=/dev/null"])
         .args(args)
         .env_remove("GIT_DIR")
         .env_remove("GIT_INDEX_FILE")
@@ -73,6 +158,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
 /// Put `new_tree` staged on top of `base` in the sandbox, then run the hook
 /// and the checks there. Stops at the first failure.
 pub fn run(
+    repo: &Repository,
     root: &Path,
     state_dir: &Path,
     base: Oid,
@@ -80,6 +166,10 @@ pub fn run(
     hook: Option<&Path>,
     checks: &[String],
 ) -> Result<Vec<CheckResult>, TxError> {
+    let (_lock, took_over) = PidLock::acquire(state_dir, LOCK, WAIT)?;
+    if took_over {
+        remove_sandbox(repo, state_dir)?;
+    }
     let sandbox = state_dir.join("sandbox");
     if !sandbox.join(".git").exists() {
         let _ = git(root, &["worktree", "prune"]);
@@ -101,7 +191,7 @@ pub fn run(
     }
     for (name, mut command) in steps {
         let started = Instant::now();
-        let output = command
+        let output = dies_with_run(&mut command)
             .current_dir(&sandbox)
             .env_remove("GIT_DIR")
             .env_remove("GIT_INDEX_FILE")
