@@ -50,6 +50,29 @@ impl LimitError {
             LimitError::ReplyNotUtf8 { .. } | LimitError::ReplyBinary { .. } => None,
         }
     }
+
+    /// Text for the model that wrote the reply: what was wrong with it and
+    /// what to send instead. Every limit is hit by the reply, so each has one.
+    pub fn reflection(&self) -> String {
+        let what = match self {
+            LimitError::ReplyTooLarge { limit } => format!(
+                "Your reply is longer than the {limit} bytes this tool accepts. \
+                 Send the edits in several smaller replies, each changing only what needs to change."
+            ),
+            LimitError::ReplyNotUtf8 { offset } | LimitError::ReplyBinary { offset } => format!(
+                "Your reply holds bytes that are not text (at byte {offset}). Send the edits again as plain UTF-8 text."
+            ),
+            LimitError::ReplyLineTooLong { line, length, limit } => format!(
+                "Line {line} of your reply is {length} bytes long; lines of at most {limit} bytes are accepted. \
+                 Send the edits again without such long lines, and do not paste generated or minified content."
+            ),
+            LimitError::TooManyEdits { count, limit } => format!(
+                "Your reply holds {count} edits; at most {limit} are accepted in one reply. \
+                 Send the edits again in replies of at most {limit} edits each."
+            ),
+        };
+        format!("{what}\nNone of your edits were applied.\n")
+    }
 }
 
 impl InputLimits {

@@ -113,6 +113,78 @@ fn a_binary_target_file_is_refused_with_the_offset_of_its_nul() {
     assert!(stdout.contains("image.png looks binary (it holds a NUL byte at offset 8)"), "{stdout}");
 }
 
+#[test]
+fn read_refuses_a_file_over_max_file_bytes_or_max_line_bytes_with_the_key_to_raise() {
+    let long = format!("{}\n", "z".repeat(30));
+    let repo = repo_with_limits(
+        "max-file-bytes = 100\nmax-line-bytes = 20",
+        &[("big.txt", "b\n".repeat(100).as_bytes()), ("wide.txt", long.as_bytes()), ("ok.txt", b"fine\n")],
+    );
+    for (path, message, key) in [
+        ("big.txt", "big.txt is 200 bytes, over the 100-byte limit", "max-file-bytes"),
+        ("wide.txt", "line 1 of wide.txt is 30 bytes long, over the 20-byte line limit", "max-line-bytes"),
+    ] {
+        let out = repo.apply().args(["read", "--format", "hashline", path]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with(&format!("error: {message}")), "{stderr}");
+        assert!(stderr.contains(&format!("raise `{key}` under [limits]")), "{stderr}");
+    }
+    repo.apply().args(["read", "--format", "hashline", "ok.txt"]).assert().success();
+}
+
+#[test]
+fn lint_skips_files_over_the_limits_and_says_why_in_the_working_tree_and_staged() {
+    let long = format!("{}\n", "z".repeat(30));
+    let repo = repo_with_limits("max-file-bytes = 100\nmax-line-bytes = 20", &[("ok.txt", b"fine\n")]);
+    // Leftovers a lint would report, if it read these files.
+    let big = format!("<<<<<<< HEAD\n{}", "b\n".repeat(100));
+    repo.write("big.txt", &big);
+    repo.write("wide.txt", &format!("<<<<<<< HEAD\n{long}"));
+    repo.git(&["add", "big.txt", "wide.txt"]);
+    for staged in [false, true] {
+        let mut command = repo.apply();
+        command.args(["lint", "--json"]);
+        if staged {
+            command.arg("--staged");
+        }
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let skipped = report["skipped"].as_array().unwrap();
+        let reason = |path: &str| skipped.iter().find(|s| s["path"] == path).map(|s| s["reason"].clone());
+        assert_eq!(reason("big.txt").unwrap(), "213 bytes, over max-file-bytes (100)", "staged: {staged}");
+        assert_eq!(reason("wide.txt").unwrap(), "line 2 is over max-line-bytes (20)", "staged: {staged}");
+    }
+}
+
+/// An agent harness gets, for each reply over a limit, a JSON error with a
+/// reflection telling the model what to send instead.
+#[test]
+fn with_json_a_reply_over_a_limit_gets_a_reflection_for_the_model() {
+    let repo = repo_with_limits("max-edits = 2\nmax-reply-bytes = 400\nmax-line-bytes = 40", &[("a.txt", b"a\n")]);
+    let cases: [(Vec<u8>, &str); 4] = [
+        (
+            whole_reply(&[("a.txt", "1\n"), ("b.txt", "2\n"), ("c.txt", "3\n")]).into_bytes(),
+            "Your reply holds 3 edits; at most 2 are accepted in one reply. \
+             Send the edits again in replies of at most 2 edits each.\nNone of your edits were applied.\n",
+        ),
+        (whole_reply(&[("a.txt", &"x\n".repeat(300))]).into_bytes(), "longer than the 400 bytes"),
+        (whole_reply(&[("a.txt", &format!("{}\n", "y".repeat(50)))]).into_bytes(), "Line 3 of your reply is 50 bytes"),
+        (b"a.txt\n```\nx\0y\n```\n".to_vec(), "bytes that are not text (at byte 11)"),
+    ];
+    for (reply, reflection) in cases {
+        let before = repo.state();
+        let out = repo.apply().args(["--format", "whole", "--json", "-"]).write_stdin(reply).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["status"], "error");
+        let text = report["reflection"].as_str().unwrap();
+        assert!(text.contains(reflection) && text.ends_with("None of your edits were applied.\n"), "{text}");
+        assert_eq!(repo.state(), before, "nothing may be written");
+    }
+}
+
 /// A repository configured to load the hostile plugin under `limits`.
 fn hostile_repo(limits: &str) -> TestRepo {
     let config = format!("[plugins.hostile]\npath = {:?}\n", crate::common::HOSTILE_WASM);

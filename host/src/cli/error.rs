@@ -37,11 +37,13 @@ pub struct CommandError {
     pub hints: Vec<String>,
     /// Longer output (a plugin's stderr) shown after the message.
     pub details: Option<String>,
+    /// Text for the model, when its reply caused the error (JSON only).
+    pub reflection: Option<String>,
 }
 
 impl CommandError {
     pub fn new(exit: Exit, message: impl Into<String>) -> Self {
-        CommandError { exit, message: message.into(), hints: Vec::new(), details: None }
+        CommandError { exit, message: message.into(), hints: Vec::new(), details: None, reflection: None }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
@@ -62,6 +64,7 @@ impl CommandError {
                 "status": "error",
                 "exit": self.exit as u8,
                 "error": { "message": self.message, "hints": self.hints, "details": self.details },
+                "reflection": self.reflection.as_deref().unwrap_or_default(),
             });
             println!("{}", serde_json::to_string_pretty(&object).expect("JSON of strings"));
         } else {
@@ -160,7 +163,7 @@ impl From<LimitError> for CommandError {
             Some(key) => raise(key),
             None => "nothing was changed; save the model's reply as UTF-8 text".to_string(),
         };
-        CommandError::usage(error.to_string()).hint(hint)
+        CommandError { reflection: Some(error.reflection()), ..CommandError::usage(error.to_string()).hint(hint) }
     }
 }
 

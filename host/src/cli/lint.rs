@@ -10,6 +10,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{CommandError, Context, Exit, GlobalArgs};
+use crate::limits::InputLimits;
+use crate::transaction::{SnapshotError, read_text, text_within};
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
@@ -53,7 +55,14 @@ struct LintReport {
 #[derive(Debug, Serialize)]
 struct Skipped {
     path: String,
-    reason: &'static str,
+    reason: String,
+}
+
+/// Where a candidate file's content is read from, when its turn comes (so
+/// only one file is held at a time).
+enum Source {
+    WorkingTree(PathBuf),
+    Blob(git2::Oid),
 }
 
 pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
@@ -72,18 +81,19 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
     let mut findings = Vec::new();
     let mut skipped = Vec::new();
     let mut checked = 0;
-    for (path, bytes) in candidates {
+    let limits = context.config.input_limits();
+    for (path, source) in candidates {
         if opted_out(&repo, &path) {
-            skipped.push(Skipped { path, reason: "gitattributes" });
+            skipped.push(Skipped { path, reason: "gitattributes".into() });
             continue;
         }
-        if bytes.iter().take(8000).any(|&b| b == 0) {
-            skipped.push(Skipped { path, reason: "binary" });
-            continue;
-        }
-        let Ok(content) = String::from_utf8(bytes) else {
-            skipped.push(Skipped { path, reason: "not UTF-8" });
-            continue;
+        let content = match read_candidate(&repo, &path, &source, &limits) {
+            Ok(Some(content)) => content,
+            Ok(None) => continue,
+            Err(reason) => {
+                skipped.push(Skipped { path, reason });
+                continue;
+            }
         };
         checked += 1;
         let mut found = conflict_markers(&path, &content);
@@ -141,6 +151,38 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
     Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
 }
 
+/// A candidate's text, or why it is skipped: binary, not UTF-8, or over
+/// `max-file-bytes` / `max-line-bytes` (checked before the content is read).
+fn read_candidate(
+    repo: &git2::Repository,
+    path: &str,
+    source: &Source,
+    limits: &InputLimits,
+) -> Result<Option<String>, String> {
+    let read = match source {
+        Source::WorkingTree(full) => read_text(full, path, limits),
+        Source::Blob(id) => {
+            let size = repo.odb().and_then(|odb| odb.read_header(*id)).map(|(size, _)| size as u64);
+            match size {
+                Ok(size) if size > limits.file_bytes => {
+                    Err(SnapshotError::TooLarge { path: path.to_string(), size, limit: limits.file_bytes })
+                }
+                _ => match repo.find_blob(*id) {
+                    Ok(blob) => text_within(blob.content().to_vec(), path, limits).map(Some),
+                    Err(e) => return Err(format!("unreadable: {}", e.message())),
+                },
+            }
+        }
+    };
+    read.map_err(|error| match error {
+        SnapshotError::Binary { .. } => "binary".into(),
+        SnapshotError::NotUtf8 { .. } => "not UTF-8".into(),
+        SnapshotError::TooLarge { size, limit, .. } => format!("{size} bytes, over max-file-bytes ({limit})"),
+        SnapshotError::LineTooLong { line, limit, .. } => format!("line {line} is over max-line-bytes ({limit})"),
+        other => other.to_string(),
+    })
+}
+
 /// Files marked `-agent-apply-lint` (or `agent-apply-lint=false`) in
 /// `.gitattributes`: fixtures that hold leftovers on purpose.
 fn opted_out(repo: &git2::Repository, path: &str) -> bool {
@@ -184,7 +226,7 @@ fn working_tree(
     repo: &git2::Repository,
     root: &Path,
     filter: &[String],
-) -> Result<Vec<(String, Vec<u8>)>, CommandError> {
+) -> Result<Vec<(String, Source)>, CommandError> {
     let index = repo.index().map_err(|e| CommandError::usage(format!("cannot read the index: {}", e.message())))?;
     let mut paths: Vec<String> = index
         .iter()
@@ -205,7 +247,7 @@ fn working_tree(
             let full = root.join(&p);
             // A tracked file deleted in the working tree has nothing to lint.
             let meta = std::fs::symlink_metadata(&full).ok()?;
-            meta.is_file().then(|| std::fs::read(&full).ok().map(|b| (p, b))).flatten()
+            meta.is_file().then(|| (p, Source::WorkingTree(full)))
         })
         .collect())
 }
@@ -213,7 +255,7 @@ fn working_tree(
 /// Staged blobs of paths whose index entry differs from HEAD (every entry
 /// before the first commit). Honours `GIT_INDEX_FILE`, which `git commit -a`
 /// and `git commit PATH` set for their hooks.
-fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Vec<u8>)>, CommandError> {
+fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Source)>, CommandError> {
     let error = |what: &str, e: git2::Error| CommandError::usage(format!("cannot read {what}: {}", e.message()));
     let index = match std::env::var_os("GIT_INDEX_FILE") {
         Some(path) => {
@@ -242,10 +284,9 @@ fn staged(repo: &git2::Repository, filter: &[String]) -> Result<Vec<(String, Vec
         if !wanted(filter, &path) {
             continue;
         }
-        let blob = repo.find_blob(file.id()).map_err(|e| error(&path, e))?;
-        found.push((path, blob.content().to_vec()));
+        found.push((path, Source::Blob(file.id())));
     }
-    found.sort();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
 }
 

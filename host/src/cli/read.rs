@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use agent_apply_sdk::types::{File, LineRange};
 use clap::Args;
 
-use super::{CommandError, Context, Exit, GlobalArgs, format_options};
+use super::{CommandError, Context, Exit, GlobalArgs, format_options, snapshot_hint};
+use crate::transaction::read_text;
 
 #[derive(Debug, Args)]
 pub struct ReadArgs {
@@ -47,16 +48,17 @@ pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     let context = Context::new(global)?;
     let entry = context.registry.find(&args.format)?.clone();
-    let bytes = std::fs::read(&args.path)
-        .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", args.path.display())))?;
-    let content = String::from_utf8(bytes).map_err(|e| {
-        CommandError::usage(format!(
-            "{} is not valid UTF-8 text (first bad byte at offset {})",
-            args.path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
     let path = args.path.to_string_lossy().replace('\\', "/");
+    // A file too large or too odd to edit is refused here too: a model that
+    // reads it could not edit it.
+    let content = match read_text(&args.path, &path, &context.config.input_limits()) {
+        Ok(Some(content)) => content,
+        Ok(None) => return Err(CommandError::usage(format!("cannot read {path}: no such file"))),
+        Err(error) => {
+            let hint = snapshot_hint(&error);
+            return Err(CommandError { hints: hint.into_iter().collect(), ..CommandError::usage(error.to_string()) });
+        }
+    };
     let file = File { path, content };
     let mut instance = context.registry.instantiate(&entry)?;
     let options = format_options(&context.config, &entry.name, None);

@@ -120,10 +120,17 @@ pub fn planned_paths(edits: &[Edit], candidates: &[String]) -> Vec<String> {
 /// Read the snapshot of one path under `root` (`None`: it does not exist),
 /// refusing files over the size or line limits, binary files and non-UTF-8.
 pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Option<File>, SnapshotError> {
-    let max_bytes = limits.file_bytes;
     let full = check_path(root, path)?;
+    Ok(read_text(&full, path, limits)?.map(|content| File { path: path.to_string(), content }))
+}
+
+/// The text of the file at `full` (called `path` in errors), if it exists
+/// and is within `limits`: a directory, a file over `max-file-bytes`, a
+/// binary, an overlong line or bad UTF-8 is refused.
+pub fn read_text(full: &Path, path: &str, limits: &InputLimits) -> Result<Option<String>, SnapshotError> {
+    let max_bytes = limits.file_bytes;
     let io = |source| SnapshotError::Io { path: path.to_string(), source };
-    match std::fs::metadata(&full) {
+    match std::fs::metadata(full) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
         Ok(meta) if meta.is_dir() => {
@@ -136,9 +143,15 @@ pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Op
     }
     // Read no more than the limit: the file may have grown since `metadata`.
     let mut bytes = Vec::new();
-    std::fs::File::open(&full).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(SnapshotError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit: max_bytes });
+    std::fs::File::open(full).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
+    text_within(bytes, path, limits).map(Some)
+}
+
+/// `bytes` (the content of `path`) as text, if within `limits`.
+pub fn text_within(bytes: Vec<u8>, path: &str, limits: &InputLimits) -> Result<String, SnapshotError> {
+    if bytes.len() as u64 > limits.file_bytes {
+        let limit = limits.file_bytes;
+        return Err(SnapshotError::TooLarge { path: path.to_string(), size: bytes.len() as u64, limit });
     }
     if let Some(offset) = nul_offset(&bytes) {
         return Err(SnapshotError::Binary { path: path.to_string(), offset });
@@ -146,9 +159,8 @@ pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Op
     if let Some((line, length)) = long_line(&bytes, limits.line_bytes) {
         return Err(SnapshotError::LineTooLong { path: path.to_string(), line, length, limit: limits.line_bytes });
     }
-    let content = String::from_utf8(bytes)
-        .map_err(|e| SnapshotError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })?;
-    Ok(Some(File { path: path.to_string(), content }))
+    String::from_utf8(bytes)
+        .map_err(|e| SnapshotError::NotUtf8 { path: path.to_string(), offset: e.utf8_error().valid_up_to() })
 }
 
 /// What to do with uncommitted changes in a file the reply edits.
