@@ -107,22 +107,30 @@ impl InputLimits {
 
 /// The offset of the first NUL byte.
 pub fn nul_offset(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == 0)
+    memchr::memchr(0, bytes)
 }
 
 /// The first line (1-based) longer than `limit` bytes, and its length
-/// without the line ending.
+/// without the line ending. Every file read is checked, so this runs at
+/// `memchr` speed rather than a byte at a time.
 pub fn long_line(bytes: &[u8], limit: usize) -> Option<(usize, usize)> {
-    bytes
-        .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line).len())
-        .enumerate()
-        .find(|(_, length)| *length > limit)
-        .map(|(index, length)| (index + 1, length))
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    let mut start = 0;
+    for (index, end) in ends.enumerate() {
+        let line = &bytes[start..end];
+        let length = line.strip_suffix(b"\r").unwrap_or(line).len();
+        if length > limit {
+            return Some((index + 1, length));
+        }
+        start = end + 1;
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::Just;
+
     use super::*;
 
     fn small() -> InputLimits {
@@ -144,6 +152,22 @@ mod tests {
             small().check_reply(b"abcd\r\nabcde\n".to_vec()),
             Err(LimitError::ReplyLineTooLong { line: 2, length: 5, limit: 4 })
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_long_line_check_agrees_with_splitting_into_lines(
+            bytes in proptest::collection::vec(proptest::prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'x')], 0..40),
+            limit in 0usize..6,
+        ) {
+            let by_split = bytes
+                .split(|&b| b == b'\n')
+                .map(|line| line.strip_suffix(b"\r").unwrap_or(line).len())
+                .enumerate()
+                .find(|(_, length)| *length > limit)
+                .map(|(index, length)| (index + 1, length));
+            proptest::prop_assert_eq!(long_line(&bytes, limit), by_split);
+        }
     }
 
     #[test]

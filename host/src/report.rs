@@ -260,12 +260,12 @@ pub struct ApplyReport {
 impl ApplyReport {
     /// The report of applying `edits` (with `outcomes`) as `changes` to files
     /// that held `before` (by path).
-    pub fn new(
+    pub fn new<'a>(
         format: FormatChoice,
         parsed: &ParseOutput,
         outcomes: &[Outcome],
         changes: &[Change],
-        before: &dyn Fn(&str) -> Option<String>,
+        before: &dyn Fn(&str) -> Option<&'a str>,
         dry_run: bool,
         partial: bool,
         with_diff: bool,
@@ -302,14 +302,14 @@ impl ApplyReport {
                 Change::Delete(path) => (path.clone(), None, "deleted", None),
                 Change::Rename(r) => (r.to.clone(), Some(r.from.clone()), "renamed", Some(r.content.as_str())),
             };
-            let old = before(from.as_deref().unwrap_or(&path));
+            let old: Option<&str> = before(from.as_deref().unwrap_or(&path));
             // Diffing big files costs more than applying to them: only when shown.
             if with_diff {
-                diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old.as_deref(), new);
+                diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old, new);
             }
             files.push(FileJson {
-                changes: with_ranges.then(|| range_changes(old.as_deref().unwrap_or(""), new.unwrap_or(""))),
-                lines_before: old.as_deref().map_or(0, line_count),
+                changes: with_ranges.then(|| range_changes(old.unwrap_or(""), new.unwrap_or(""))),
+                lines_before: old.map_or(0, line_count),
                 lines_after: new.map_or(0, line_count),
                 path,
                 from,

@@ -29,7 +29,7 @@ use std::ops::Range;
 
 use crate::elision::{find_elisions, is_placeholder};
 use crate::format::EditFailure;
-use crate::text::{BOM, TextStyle, lines_with_endings, split_bom, strip_ending};
+use crate::text::{TextStyle, lines_with_endings, split_bom, strip_ending};
 use crate::types::{FailureKind, LineRange};
 
 /// How far a match had to bend to be found.
@@ -185,7 +185,10 @@ impl<'a> Haystack<'a> {
     /// The lines of a file's content (after any BOM).
     pub fn of(content: &'a str) -> Self {
         let (_, body) = split_bom(content);
-        Haystack::new(lines_with_endings(body).map(strip_ending).collect())
+        // Sized up front: growing by doubling would copy it several times.
+        let mut lines = Vec::with_capacity(crate::text::line_count(body));
+        lines.extend(lines_with_endings(body).map(strip_ending));
+        Haystack::new(lines)
     }
 
     /// The file's lines, without endings.
@@ -763,30 +766,8 @@ fn make_splice(
 /// Apply non-overlapping `splices` (in order) to the file.
 fn render(content: &str, splices: &[Splice]) -> String {
     let style = TextStyle::detect(content);
-    let (bom, body) = split_bom(content);
-    let lines: Vec<&str> = lines_with_endings(body).collect();
-    let mut out = String::with_capacity(content.len() + 64);
-    if bom {
-        out.push(BOM);
-    }
-    let mut next = 0;
-    for s in splices {
-        lines[next..s.start + s.keep_prefix].iter().for_each(|l| out.push_str(l));
-        for line in &s.middle {
-            out.push_str(line);
-            out.push_str(style.eol.as_str());
-        }
-        lines[s.end - s.keep_suffix..s.end].iter().for_each(|l| out.push_str(l));
-        next = s.end;
-    }
-    lines[next..].iter().for_each(|l| out.push_str(l));
-    if !style.final_newline && out.len() > usize::from(bom) * BOM.len_utf8() && out.ends_with('\n') {
-        out.pop();
-        if out.ends_with('\r') {
-            out.pop();
-        }
-    }
-    out
+    let replaced = splices.iter().map(|s| (s.start + s.keep_prefix..s.end - s.keep_suffix, s.middle.as_slice()));
+    crate::text::splice_lines(content, replaced, style.eol.as_str(), style.final_newline)
 }
 
 /// A replacement that leaves code out: a placeholder line (`// ... existing

@@ -51,6 +51,63 @@ pub fn ending_of(line: &str) -> &str {
     &line[strip_ending(line).len()..]
 }
 
+/// `content` with line ranges replaced. Each splice is a range of line
+/// indexes (0-based, counted after any BOM, in order, not overlapping) and
+/// the lines (without endings) that take its place. Untouched lines are
+/// copied as they are, bytes and endings; new lines end with `eol`. The
+/// result ends with a line ending exactly when `final_newline` (unless it is
+/// empty). Unchanged stretches are copied whole, and nothing but the result
+/// is allocated: files can be megabytes, and in a wasm plugin every
+/// allocation is fresh linear memory.
+pub fn splice_lines<'a, L: AsRef<str> + 'a>(
+    content: &str,
+    splices: impl IntoIterator<Item = (std::ops::Range<usize>, &'a [L])>,
+    eol: &str,
+    final_newline: bool,
+) -> String {
+    let (bom, body) = split_bom(content);
+    let mut out = String::with_capacity(content.len() + 256);
+    if bom {
+        out.push(BOM);
+    }
+    let empty = out.len();
+    // The byte offset of line `line`, moved forward only.
+    let (mut line, mut offset) = (0, 0);
+    let mut seek = |target: usize| {
+        while line < target && offset < body.len() {
+            offset = memchr::memchr(b'\n', &body.as_bytes()[offset..]).map_or(body.len(), |i| offset + i + 1);
+            line += 1;
+        }
+        offset
+    };
+    let mut copied = 0;
+    for (range, lines) in splices {
+        let start = seek(range.start);
+        out.push_str(&body[copied..start]);
+        // Only a last line lacks its ending; new lines after it need one.
+        if !lines.is_empty() && out.len() > empty && !out.ends_with('\n') {
+            out.push_str(eol);
+        }
+        for new in lines {
+            out.push_str(new.as_ref());
+            out.push_str(eol);
+        }
+        copied = seek(range.end).max(start);
+    }
+    out.push_str(&body[copied..]);
+    if out.len() > empty {
+        if !final_newline && out.ends_with('\n') {
+            out.pop();
+            if out.ends_with('\r') {
+                out.pop();
+            }
+        } else if final_newline && !out.ends_with('\n') {
+            out.push_str(eol);
+        }
+    }
+    out
+}
+
 /// `text` without a leading BOM, and whether it had one.
 pub fn split_bom(text: &str) -> (bool, &str) {
     match text.strip_prefix(BOM) {
@@ -165,6 +222,78 @@ mod tests {
         assert_eq!(lines_with_endings("").count(), 0);
         for text in ["", "a", "a\n", "a\r\nb", "\n\n"] {
             assert_eq!(line_count(text), lines_with_endings(text).count(), "{text:?}");
+        }
+    }
+
+    /// What [`splice_lines`] must give, built the slow, obvious way: every
+    /// line as (text, ending), new lines with `eol`, then joined.
+    fn splice_by_lines(
+        content: &str,
+        splices: &[(std::ops::Range<usize>, Vec<String>)],
+        eol: &str,
+        last: bool,
+    ) -> String {
+        let (bom, body) = split_bom(content);
+        let lines: Vec<&str> = lines_with_endings(body).collect();
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut next = 0;
+        for (range, new) in splices {
+            let old = |l: &&str| (strip_ending(l).to_string(), ending_of(l).to_string());
+            out.extend(lines[next..range.start.min(lines.len())].iter().map(old));
+            out.extend(new.iter().map(|l| (l.clone(), eol.to_string())));
+            next = range.end.min(lines.len()).max(next);
+        }
+        out.extend(lines[next..].iter().map(|l| (strip_ending(l).to_string(), ending_of(l).to_string())));
+        let mut text = if bom { BOM.to_string() } else { String::new() };
+        let count = out.len();
+        for (i, (line, ending)) in out.into_iter().enumerate() {
+            text += &line;
+            if i + 1 < count || last {
+                text += if ending.is_empty() { eol } else { &ending };
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn splicing_after_a_last_line_without_ending_starts_a_new_line() {
+        assert_eq!(splice_lines("a\nb", [(2..2, &["c"][..])], "\n", false), "a\nb\nc");
+        assert_eq!(splice_lines("a\r\nb", [(1..2, &["B", "c"][..])], "\r\n", true), "a\r\nB\r\nc\r\n");
+        assert_eq!(splice_lines("\u{feff}a\n", [(0..1, &[] as &[&str])], "\n", true), "\u{feff}");
+    }
+
+    proptest! {
+        #[test]
+        fn splicing_copies_untouched_lines_byte_for_byte(
+            bom in any::<bool>(),
+            lines in proptest::collection::vec(("[ab ]{0,3}", prop_oneof!["\n", "\r\n"]), 0..12),
+            drop_last_ending in any::<bool>(),
+            cuts in proptest::collection::vec((0usize..14, 0usize..3, proptest::collection::vec("[xy]{0,2}", 0..3)), 0..4),
+            crlf in any::<bool>(),
+            last in any::<bool>(),
+        ) {
+            let mut content: String = lines.iter().map(|(l, e)| format!("{l}{e}")).collect();
+            if drop_last_ending && !lines.is_empty() {
+                let ending = lines.last().unwrap().1.len();
+                content.truncate(content.len() - ending);
+            }
+            if bom {
+                content.insert(0, BOM);
+            }
+            let n = line_count(split_bom(&content).1);
+            let mut splices: Vec<(std::ops::Range<usize>, Vec<String>)> = Vec::new();
+            let mut at = 0;
+            let mut cuts = cuts;
+            cuts.sort_by_key(|c| c.0);
+            for (start, len, new) in cuts {
+                let start = start.min(n).max(at);
+                let end = (start + len).min(n);
+                splices.push((start..end, new));
+                at = end;
+            }
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let fast = splice_lines(&content, splices.iter().map(|(r, l)| (r.clone(), l.as_slice())), eol, last);
+            prop_assert_eq!(fast, splice_by_lines(&content, &splices, eol, last));
         }
     }
 

@@ -4,10 +4,29 @@ use std::collections::BTreeMap;
 
 use crate::types::{Change, File, Renamed};
 
+/// A file's state. Its original content is kept only once it is replaced
+/// (moved, not copied: files can be megabytes, and in a wasm plugin every
+/// copy is fresh linear memory the host pays page faults for).
 #[derive(Debug, Clone)]
 struct Entry {
-    original: Option<String>,
+    existed: bool,
+    /// `Some` once the file was written or deleted: its content before.
+    replaced: Option<Option<String>>,
     current: Option<String>,
+}
+
+impl Entry {
+    fn set(&mut self, content: Option<String>) {
+        let before = std::mem::replace(&mut self.current, content);
+        self.replaced.get_or_insert(before);
+    }
+
+    fn original(&self) -> Option<&String> {
+        match &self.replaced {
+            Some(before) => before.as_ref(),
+            None => self.current.as_ref(),
+        }
+    }
 }
 
 /// The files the host passed to `apply`, as edits change them. At the end it
@@ -23,7 +42,7 @@ impl Workspace {
     pub fn new(files: Vec<File>) -> Self {
         let files = files
             .into_iter()
-            .map(|f| (f.path, Entry { original: Some(f.content.clone()), current: Some(f.content) }))
+            .map(|f| (f.path, Entry { existed: true, replaced: None, current: Some(f.content) }))
             .collect();
         Workspace { files, renames: Vec::new() }
     }
@@ -45,14 +64,15 @@ impl Workspace {
 
     /// Create or overwrite `path`.
     pub fn write(&mut self, path: &str, content: String) {
-        self.files.entry(path.to_string()).or_insert(Entry { original: None, current: None }).current = Some(content);
+        let absent = Entry { existed: false, replaced: None, current: None };
+        self.files.entry(path.to_string()).or_insert(absent).set(Some(content));
     }
 
     /// Delete `path`; false if it did not exist.
     pub fn delete(&mut self, path: &str) -> bool {
         match self.files.get_mut(path) {
             Some(entry) if entry.current.is_some() => {
-                entry.current = None;
+                entry.set(None);
                 true
             }
             _ => false,
@@ -64,11 +84,10 @@ impl Workspace {
         if self.exists(to) {
             return Err(format!("cannot rename {from} to {to}: {to} already exists"));
         }
-        let content = self
-            .files
-            .get_mut(from)
-            .and_then(|e| e.current.take())
-            .ok_or_else(|| format!("cannot rename {from}: it does not exist"))?;
+        let entry = self.files.get_mut(from).filter(|e| e.current.is_some());
+        let entry = entry.ok_or_else(|| format!("cannot rename {from}: it does not exist"))?;
+        let content = entry.current.clone().expect("checked above");
+        entry.set(None);
         self.write(to, content);
         self.renames.push((from.to_string(), to.to_string()));
         Ok(())
@@ -79,8 +98,8 @@ impl Workspace {
     pub fn into_changes(mut self) -> Vec<Change> {
         let mut changes = Vec::new();
         for (from, to) in std::mem::take(&mut self.renames) {
-            let from_gone = self.files.get(&from).is_some_and(|e| e.current.is_none() && e.original.is_some());
-            let to_new = self.files.get(&to).is_some_and(|e| e.original.is_none());
+            let from_gone = self.files.get(&from).is_some_and(|e| e.current.is_none() && e.existed);
+            let to_new = self.files.get(&to).is_some_and(|e| !e.existed);
             if from_gone && to_new {
                 let content = self.files.remove(&to).and_then(|e| e.current).unwrap_or_default();
                 self.files.remove(&from);
@@ -88,11 +107,10 @@ impl Workspace {
             }
         }
         for (path, entry) in self.files {
-            match (entry.original, entry.current) {
-                (original, Some(content)) if original.as_ref() != Some(&content) => {
-                    changes.push(Change::Write(File { path, content }));
-                }
-                (Some(_), None) => changes.push(Change::Delete(path)),
+            let unchanged = entry.replaced.is_none() || entry.original() == entry.current.as_ref();
+            match entry.current {
+                Some(content) if !unchanged => changes.push(Change::Write(File { path, content })),
+                None if entry.existed => changes.push(Change::Delete(path)),
                 _ => {}
             }
         }

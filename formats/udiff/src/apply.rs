@@ -9,12 +9,11 @@
 //! model wrote must still be found near where the pieces land, or the hunk
 //! fails (that is how hallucinated context is refused).
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{BOM, ending_of, lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::splice_lines;
 
 use crate::Hunk;
 
@@ -560,33 +559,14 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
 
 fn render(content: &str, splices: &[Splice], final_newline: Option<bool>) -> String {
     let style = TextStyle::detect(content);
-    let eol = style.eol.as_str();
-    let (bom, body) = split_bom(content);
-    let lines: Vec<&str> = lines_with_endings(body).collect();
-    let mut out: Vec<(Cow<'_, str>, &str)> = Vec::with_capacity(lines.len() + 16);
+    // Splices of one hunk may touch: each starts where the previous ended.
     let mut next = 0;
-    for s in splices {
-        let start = s.start.max(next);
-        out.extend(lines[next..start].iter().map(|l| (Cow::Borrowed(strip_ending(l)), ending_of(l))));
-        out.extend(s.lines.iter().map(|l| (Cow::Borrowed(l.as_str()), eol)));
-        next = s.end.max(next);
-    }
-    out.extend(lines[next..].iter().map(|l| (Cow::Borrowed(strip_ending(l)), ending_of(l))));
-    let want_final = final_newline.unwrap_or(style.final_newline);
-    let last = out.len().saturating_sub(1);
-    let mut text = String::with_capacity(content.len() + 256);
-    if bom {
-        text.push(BOM);
-    }
-    for (i, (line, ending)) in out.iter().enumerate() {
-        text.push_str(line);
-        if i < last {
-            text.push_str(if ending.is_empty() { eol } else { ending });
-        } else if want_final {
-            text.push_str(if ending.is_empty() { eol } else { ending });
-        }
-    }
-    text
+    let replaced = splices.iter().map(|s| {
+        let range = s.start.max(next)..s.end.max(next);
+        next = range.end;
+        (range, s.lines.as_slice())
+    });
+    splice_lines(content, replaced, style.eol.as_str(), final_newline.unwrap_or(style.final_newline))
 }
 
 /// The new-side text of a created file.

@@ -88,14 +88,14 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
     let changes = if any_failed && !args.partial { Vec::new() } else { output.changes };
-    let before: HashMap<String, String> = snapshots.iter().map(|f| (f.path.clone(), f.content.clone())).collect();
+    let before: HashMap<&str, &str> = snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
     let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
     let mut report = ApplyReport::new(
         format,
         &parsed,
         &outcomes,
         &changes,
-        &|p| before.get(p).cloned(),
+        &|p| before.get(p).copied(),
         args.dry_run,
         args.partial,
         !args.json && (args.diff || args.dry_run),

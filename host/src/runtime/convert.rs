@@ -6,15 +6,15 @@ use agent_apply_sdk::types as sdk;
 
 use super::bindings::agent_apply::format::types as wit;
 
-pub fn options(options: &[sdk::OptionValue]) -> Vec<wit::OptionValue> {
-    options.iter().map(|o| wit::OptionValue { key: o.key.clone(), value: o.value.clone() }).collect()
+pub fn options(options: &[sdk::OptionValue]) -> Vec<wit::OptionValue<'_>> {
+    options.iter().map(|o| wit::OptionValue { key: &o.key, value: &o.value }).collect()
 }
 
-pub fn file_to_host(file: &sdk::File) -> wit::File {
-    wit::File { path: file.path.clone(), content: file.content.clone() }
+pub fn file_to_host(file: &sdk::File) -> wit::FileParam<'_> {
+    wit::FileParam { path: &file.path, content: &file.content }
 }
 
-fn file(file: wit::File) -> sdk::File {
+fn file(file: wit::FileResult) -> sdk::File {
     sdk::File { path: file.path, content: file.content }
 }
 
@@ -34,17 +34,19 @@ fn span(span: wit::Span) -> sdk::Span {
     sdk::Span { start: span.start, end: span.end, first_line: span.first_line, last_line: span.last_line }
 }
 
-pub fn edit_to_host(edit: &sdk::Edit) -> wit::Edit {
-    wit::Edit {
-        path: edit.path.clone(),
-        related_paths: edit.related_paths.clone(),
+/// Borrowed, except the related paths: the contract wants a list of
+/// strings, which `edit.related_paths` (owned strings) is not.
+pub fn edit_to_host<'a>(edit: &'a sdk::Edit, related_paths: &'a [&'a str]) -> wit::EditParam<'a> {
+    wit::EditParam {
+        path: &edit.path,
+        related_paths,
         span: span_to_host(edit.span),
-        summary: edit.summary.clone(),
-        payload: edit.payload.clone(),
+        summary: &edit.summary,
+        payload: &edit.payload,
     }
 }
 
-fn edit(edit: wit::Edit) -> sdk::Edit {
+fn edit(edit: wit::EditResult) -> sdk::Edit {
     sdk::Edit {
         path: edit.path,
         related_paths: edit.related_paths,

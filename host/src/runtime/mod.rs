@@ -22,6 +22,10 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: "../plugins-sdk/wit/since_v0.1.0",
         world: "format",
+        // Arguments are lowered from borrowed views: the files passed to
+        // `apply` can be megabytes, and an owned copy of each would cost
+        // more than lowering them does.
+        ownership: Borrowing { duplicate_if_necessary: true },
     });
 }
 
@@ -376,7 +380,10 @@ impl WasmInstance {
         options: &[sdk::OptionValue],
     ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
         let files: Vec<_> = files.iter().map(convert::file_to_host).collect();
-        let edits: Vec<_> = edits.iter().map(convert::edit_to_host).collect();
+        let related: Vec<Vec<&str>> =
+            edits.iter().map(|e| e.related_paths.iter().map(String::as_str).collect()).collect();
+        let edits: Vec<_> =
+            edits.iter().zip(&related).map(|(edit, related)| convert::edit_to_host(edit, related)).collect();
         let options = convert::options(options);
         guarded_call!(self, "apply", |guest, store| guest
             .call_apply(store, &files, &edits, &options)
@@ -392,13 +399,13 @@ impl WasmInstance {
         let file = convert::file_to_host(file);
         let ranges: Vec<_> = ranges.iter().map(|r| convert::line_range_to_host(*r)).collect();
         let options = convert::options(options);
-        guarded_call!(self, "render", |guest, store| guest.call_render(store, &file, &ranges, &options))
+        guarded_call!(self, "render", |guest, store| guest.call_render(store, file, &ranges, &options))
     }
 
     pub fn lint(&mut self, file: &sdk::File) -> Result<Vec<sdk::Diagnostic>, PluginError> {
         let file = convert::file_to_host(file);
         guarded_call!(self, "lint", |guest, store| guest
-            .call_lint(store, &file)
+            .call_lint(store, file)
             .map(|d| d.into_iter().map(convert::diagnostic).collect()))
     }
 }

@@ -130,7 +130,7 @@ pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Op
 pub fn read_text(full: &Path, path: &str, limits: &InputLimits) -> Result<Option<String>, SnapshotError> {
     let max_bytes = limits.file_bytes;
     let io = |source| SnapshotError::Io { path: path.to_string(), source };
-    match std::fs::metadata(full) {
+    let size = match std::fs::metadata(full) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
         Ok(meta) if meta.is_dir() => {
@@ -139,10 +139,11 @@ pub fn read_text(full: &Path, path: &str, limits: &InputLimits) -> Result<Option
         Ok(meta) if meta.len() > max_bytes => {
             return Err(SnapshotError::TooLarge { path: path.to_string(), size: meta.len(), limit: max_bytes });
         }
-        Ok(_) => {}
-    }
+        Ok(meta) => meta.len(),
+    };
     // Read no more than the limit: the file may have grown since `metadata`.
-    let mut bytes = Vec::new();
+    // Sized up front (one more byte, to see the end): no regrowing copies.
+    let mut bytes = Vec::with_capacity(size as usize + 1);
     std::fs::File::open(full).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
     text_within(bytes, path, limits).map(Some)
 }
@@ -520,11 +521,11 @@ impl GitRepo {
     /// working tree still holds exactly that; `None` for a file that did not
     /// exist. Bytes are compared, not hashes: the snapshot is in memory.
     fn check_snapshot(&self, path: &str, snapshot: Option<&File>) -> Result<Option<String>, TxError> {
-        let current = worktree::current(&self.root, path)?;
-        if current.as_deref() != snapshot.map(|f| f.content.as_bytes()) {
+        let expected = snapshot.map(|f| f.content.as_bytes());
+        if !worktree::holds(&self.root, path, expected)? {
             return Err(TxError::FileChanged { path: path.to_string() });
         }
-        Ok(current.map(|bytes| journal::digest(&bytes)))
+        Ok(expected.map(journal::digest))
     }
 
     /// `--no-commit`: write `changes` to the working tree only, all or

@@ -32,6 +32,40 @@ pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
     }
 }
 
+/// Whether the working-tree file at `path` holds exactly `expected` (`None`:
+/// does not exist). Read in small chunks and compared as it goes: the
+/// snapshot is already in memory, and a second whole copy of a large file
+/// would cost more than the comparison.
+pub fn holds(root: &Path, path: &str, expected: Option<&[u8]>) -> Result<bool, TxError> {
+    use std::io::Read as _;
+    let full = root.join(path);
+    let mut file = match std::fs::File::open(&full) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(expected.is_none()),
+        Err(e) => return Err(TxError::io(&full, e)),
+    };
+    let Some(mut expected) = expected else { return Ok(false) };
+    let io = |e| TxError::io(&full, e);
+    if file.metadata().map_err(io)?.len() != expected.len() as u64 {
+        return Ok(false);
+    }
+    let mut chunk = vec![0; 64 << 10];
+    loop {
+        let read = match file.read(&mut chunk) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        if read == 0 {
+            return Ok(expected.is_empty());
+        }
+        match expected.strip_prefix(&chunk[..read]) {
+            Some(rest) => expected = rest,
+            None => return Ok(false),
+        }
+    }
+}
+
 /// The blob id the working-tree file at `path` would hash to, or `None` if
 /// it does not exist.
 pub fn current_blob(root: &Path, path: &str) -> Result<Option<Oid>, TxError> {
