@@ -163,8 +163,10 @@ pub trait Plugin {
     fn detect(&self, reply: &str) -> f32;
     /// The contract's `parse`: edits with JSON payloads, and diagnostics.
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput;
-    /// The contract's `apply`: whole new file contents and one outcome per edit.
-    fn apply(&self, files: Vec<File>, edits: &[Edit], options: &[OptionValue]) -> Result<ApplyOutput, String>;
+    /// The contract's `apply`: whole new file contents and one outcome per
+    /// edit. It takes the edits by value so that each payload is freed once
+    /// read: a large reply's payloads are megabytes of linear memory.
+    fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String>;
     /// The contract's `render`: the view of a file a model should read.
     fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String>;
     /// The contract's `lint`: leftovers of this format in a file.
@@ -202,17 +204,17 @@ impl<F: Format> Plugin for F {
         ParseOutput { edits, diagnostics, commands: parsed.commands }
     }
 
-    fn apply(&self, files: Vec<File>, edits: &[Edit], options: &[OptionValue]) -> Result<ApplyOutput, String> {
+    fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
         let mut typed = Vec::with_capacity(edits.len());
-        for (index, edit) in edits.iter().enumerate() {
+        for (index, edit) in edits.into_iter().enumerate() {
             let op = serde_json::from_str(&edit.payload).map_err(|error| {
                 format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path)
             })?;
             typed.push(ParsedEdit {
-                path: edit.path.clone(),
-                related_paths: edit.related_paths.clone(),
+                path: edit.path,
+                related_paths: edit.related_paths,
                 span: edit.span,
-                summary: edit.summary.clone(),
+                summary: edit.summary,
                 op,
             });
         }

@@ -66,7 +66,7 @@ pub fn apply_bytes(plugin: &dyn Plugin, data: &[u8]) -> Result<(), String> {
         }
     }
     let files = named.iter().map(|path| File { path: path.to_string(), content: content.to_string() }).collect();
-    let Ok(output) = plugin.apply(files, &parsed.edits, &[]) else { return Ok(()) };
+    let Ok(output) = plugin.apply(files, parsed.edits.clone(), &[]) else { return Ok(()) };
     if output.outcomes.len() != parsed.edits.len() {
         return Err(format!("{} outcomes for {} edits", output.outcomes.len(), parsed.edits.len()));
     }

@@ -127,7 +127,7 @@ macro_rules! export_format {
                 // SAFETY: as for `info`.
                 unsafe {
                     serve(request, len, response, |r: ApplyRequest| {
-                        $crate::Plugin::apply(instance(), r.files, &r.edits, &r.options)
+                        $crate::Plugin::apply(instance(), r.files, r.edits, &r.options)
                     })
                 }
             }
@@ -194,7 +194,7 @@ macro_rules! export_format {
                     edits: Vec<Edit>,
                     options: Vec<OptionValue>,
                 ) -> Result<ApplyOutput, String> {
-                    $crate::Plugin::apply(instance(), files, &edits, &options)
+                    $crate::Plugin::apply(instance(), files, edits, &options)
                 }
                 fn render(
                     file: File,

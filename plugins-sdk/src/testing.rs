@@ -222,7 +222,8 @@ pub fn run(
         }
     }
     let files = wanted.iter().filter_map(|p| input.get(*p).map(|c| File::new(p.as_str(), c.as_str()))).collect();
-    let out = plugin.apply(files, &parsed.edits, options).map_err(|e| format!("apply returned an error: {e}"))?;
+    let out =
+        plugin.apply(files, parsed.edits.clone(), options).map_err(|e| format!("apply returned an error: {e}"))?;
     let failures: Vec<Failure> = out
         .outcomes
         .iter()

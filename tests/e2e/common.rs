@@ -104,10 +104,10 @@ impl agent_apply_sdk::Plugin for Component {
     fn apply(
         &self,
         files: Vec<sdk::File>,
-        edits: &[sdk::Edit],
+        edits: Vec<sdk::Edit>,
         options: &[sdk::OptionValue],
     ) -> Result<sdk::ApplyOutput, String> {
-        self.0.borrow_mut().apply(&files, edits, options).unwrap_or_else(|e| panic!("{e}"))
+        self.0.borrow_mut().apply(&files, &edits, options).unwrap_or_else(|e| panic!("{e}"))
     }
     fn render(
         &self,

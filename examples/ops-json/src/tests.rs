@@ -50,7 +50,7 @@ fn base_version_is_the_sha256_of_the_file_before_the_reply() {
          {{\"targetFile\": \"f\", \"baseVersion\": \"{hash}\", \"operation\": {{\"type\": \"append\", \"content\": \"c\\n\"}}}}]"
     );
     let parsed = Plugin::parse(&OpsJson, &reply, &[]);
-    let out = Plugin::apply(&OpsJson, vec![File::new("f", "a\n")], &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&OpsJson, vec![File::new("f", "a\n")], parsed.edits, &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.status == EditStatus::Applied), "{:?}", out.outcomes);
     assert_eq!(out.changes, vec![Change::Write(File::new("f", "a\nb\nc\n"))]);
 }
@@ -67,6 +67,6 @@ fn the_example_reply_applies_to_the_example_files() {
     let info = Plugin::info(&OpsJson);
     let parsed = Plugin::parse(&OpsJson, &info.example_reply, &[]);
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-    let out = Plugin::apply(&OpsJson, info.example_files, &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&OpsJson, info.example_files, parsed.edits, &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.status == EditStatus::Applied), "{:?}", out.outcomes);
 }

@@ -15,7 +15,7 @@ fn run(files: &[(&str, &str)], reply: &str, options: &[(&str, &str)]) -> (ParseO
     let options = opts(options);
     let parsed = Plugin::parse(&Compact, reply, &options);
     let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
-    let out = Plugin::apply(&Compact, files, &parsed.edits, &options).unwrap();
+    let out = Plugin::apply(&Compact, files, parsed.edits.clone(), &options).unwrap();
     (parsed, out)
 }
 
@@ -323,7 +323,7 @@ fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Compact);
     let parsed = parse(&info.example_reply);
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-    let out = Plugin::apply(&Compact, info.example_files.clone(), &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&Compact, info.example_files.clone(), parsed.edits.clone(), &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.status == EditStatus::Applied), "{:?}", out.outcomes);
     assert_eq!(
         written(&out, "src/greet.py"),
@@ -346,10 +346,10 @@ fn hostile_payloads_do_not_panic() {
             summary: String::new(),
             payload: payload.into(),
         };
-        let out = Plugin::apply(&Compact, vec![File::new("a.txt", TEN)], &[edit], &[]).unwrap();
+        let out = Plugin::apply(&Compact, vec![File::new("a.txt", TEN)], vec![edit], &[]).unwrap();
         assert_eq!(out.outcomes[0].kind, Some(FailureKind::OutOfRange), "{payload}");
     }
-    assert!(Plugin::apply(&Compact, vec![], &[], &opts(&[("stale-guard", "maybe")])).unwrap().outcomes.is_empty());
+    assert!(Plugin::apply(&Compact, vec![], vec![], &opts(&[("stale-guard", "maybe")])).unwrap().outcomes.is_empty());
 }
 
 #[test]
@@ -417,7 +417,7 @@ mod properties {
             let _ = Plugin::detect(&Compact, &reply);
             let _ = Plugin::lint(&Compact, &File::new("x", reply.as_str()));
             let parsed = Plugin::parse(&Compact, &reply, &opts(&[("file", "x")]));
-            let _ = Plugin::apply(&Compact, vec![File::new("x", "a\nb\nc\n")], &parsed.edits, &[]);
+            let _ = Plugin::apply(&Compact, vec![File::new("x", "a\nb\nc\n")], parsed.edits.clone(), &[]);
         }
 
         #[test]
@@ -425,7 +425,7 @@ mod properties {
             reply in "(a\\.txt|`a.py`|###|\\*\\*)?:[0-9]{0,12}(-[0-9]{0,12})?( @[0-9a-f]{0,8})?\n(```[a-z:0-9]*\n)?([a-z\n]{0,20})(```\n)?"
         ) {
             let parsed = parse(&reply);
-            let _ = Plugin::apply(&Compact, vec![File::new("a.txt", TEN)], &parsed.edits, &[]);
+            let _ = Plugin::apply(&Compact, vec![File::new("a.txt", TEN)], parsed.edits.clone(), &[]);
         }
 
         #[test]

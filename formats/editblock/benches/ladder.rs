@@ -41,12 +41,13 @@ fn bench(c: &mut Criterion) {
             let parsed = Plugin::parse(&EditBlock, &reply(indent), &[]);
             let edits = parsed.edits;
             // Sanity: the edit applies.
-            let out = Plugin::apply(&EditBlock, vec![File::new("big.py", content.clone())], &edits, &[]).unwrap();
+            let out =
+                Plugin::apply(&EditBlock, vec![File::new("big.py", content.clone())], edits.clone(), &[]).unwrap();
             assert_eq!(out.outcomes[0].kind, None, "{:?}", out.outcomes[0]);
             group.bench_with_input(BenchmarkId::new(name, lines), &content, |b, content| {
                 b.iter(|| {
                     let files = vec![File::new("big.py", content.clone())];
-                    black_box(Plugin::apply(&EditBlock, files, &edits, &[]).unwrap())
+                    black_box(Plugin::apply(&EditBlock, files, edits.clone(), &[]).unwrap())
                 })
             });
         }

@@ -11,7 +11,7 @@ fn parse(reply: &str) -> ParseOutput {
 fn apply(files: &[(&str, &str)], reply: &str) -> (ParseOutput, ApplyOutput) {
     let parsed = parse(reply);
     let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
-    let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&EditBlock, files, parsed.edits.clone(), &[]).unwrap();
     (parsed, out)
 }
 
@@ -174,7 +174,7 @@ fn lint_finds_leftover_markers() {
 fn instructions_example_applies() {
     let info = Plugin::info(&EditBlock);
     let parsed = parse(&info.example_reply);
-    let out = Plugin::apply(&EditBlock, info.example_files.clone(), &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&EditBlock, info.example_files.clone(), parsed.edits.clone(), &[]).unwrap();
     assert_eq!(out.outcomes[0].status, EditStatus::Applied);
     assert!(written(&out, "src/greet.py").contains("def greet(name):"));
 }
@@ -184,10 +184,10 @@ fn fuzzy_is_an_option() {
     let reply = block("a.py", "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n");
     let parsed = parse(&reply);
     let files = vec![File::new("a.py", "alpha = compute(1, 2)\nbeta = other(3)\n")];
-    let off = Plugin::apply(&EditBlock, files.clone(), &parsed.edits, &[]).unwrap();
+    let off = Plugin::apply(&EditBlock, files.clone(), parsed.edits.clone(), &[]).unwrap();
     assert_eq!(off.outcomes[0].status, EditStatus::Failed);
     let on = OptionValue { key: "fuzzy".into(), value: "0.8".into() };
-    let out = Plugin::apply(&EditBlock, files, &parsed.edits, &[on]).unwrap();
+    let out = Plugin::apply(&EditBlock, files, parsed.edits.clone(), &[on]).unwrap();
     assert_eq!(out.outcomes[0].status, EditStatus::Applied);
 }
 
@@ -196,7 +196,7 @@ proptest! {
     fn parser_never_panics(reply in "(<<<<<<< SEARCH\n|=======\n|>>>>>>> REPLACE\n|```\n|```bash\n|a\\.py\n|[a-z =<>`\n]{0,12}){0,30}") {
         let parsed = parse(&reply);
         let files = vec![File::new("a.py", "a\nb\n")];
-        let _ = Plugin::apply(&EditBlock, files, &parsed.edits, &[]);
+        let _ = Plugin::apply(&EditBlock, files, parsed.edits.clone(), &[]);
         let _ = Plugin::detect(&EditBlock, &reply);
     }
 

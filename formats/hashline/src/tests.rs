@@ -17,7 +17,7 @@ fn parse(reply: &str) -> ParseOutput {
 fn apply_with(files: &[(&str, &str)], reply: &str, options: &[OptionValue]) -> (ParseOutput, ApplyOutput) {
     let parsed = Plugin::parse(&Hashline, reply, options);
     let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
-    let out = Plugin::apply(&Hashline, files, &parsed.edits, options).unwrap();
+    let out = Plugin::apply(&Hashline, files, parsed.edits.clone(), options).unwrap();
     (parsed, out)
 }
 
@@ -477,7 +477,7 @@ fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Hashline);
     let parsed = parse(&info.example_reply);
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-    let out = Plugin::apply(&Hashline, info.example_files.clone(), &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&Hashline, info.example_files.clone(), parsed.edits.clone(), &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.status == EditStatus::Applied), "{:?}", out.outcomes);
     assert_eq!(written(&out, "src/greet.py"), "def greet(name):\n    print(f\"Hello, {name}!\")\n");
     assert!(Plugin::detect(&Hashline, &info.example_reply) > 0.9);

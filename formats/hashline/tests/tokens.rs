@@ -35,7 +35,7 @@ fn mismatch_response_is_at_least_20x_smaller_than_a_full_reread() {
         "```json\n{{\"path\": \"big.py\", \"edits\": [{{\"set_line\": {{\"anchor\": \"{target}:{stale}\", \"new_text\": \"    pass\"}}}}]}}\n```\n"
     );
     let parsed = Plugin::parse(&Hashline, &reply, &[]);
-    let out = Plugin::apply(&Hashline, vec![File::new("big.py", content.as_str())], &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&Hashline, vec![File::new("big.py", content.as_str())], parsed.edits.clone(), &[]).unwrap();
     let failure = &out.outcomes[0];
     assert_eq!(failure.status, EditStatus::Failed);
     assert_eq!(failure.kind, Some(FailureKind::Stale));

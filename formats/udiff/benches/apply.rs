@@ -46,7 +46,7 @@ fn bench(c: &mut Criterion) {
     let parsed = Plugin::parse(&UnifiedDiff, &diff, &[]);
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
     let edits = parsed.edits;
-    let out = Plugin::apply(&UnifiedDiff, vec![File::new("big.py", content.clone())], &edits, &[]).unwrap();
+    let out = Plugin::apply(&UnifiedDiff, vec![File::new("big.py", content.clone())], edits.clone(), &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.kind.is_none()), "{:?}", out.outcomes);
 
     let mut group = c.benchmark_group("udiff-20-hunks-20k-lines");
@@ -55,7 +55,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let parsed = Plugin::parse(&UnifiedDiff, black_box(&diff), &[]);
             let files = vec![File::new("big.py", content.clone())];
-            black_box(Plugin::apply(&UnifiedDiff, files, &parsed.edits, &[]).unwrap())
+            black_box(Plugin::apply(&UnifiedDiff, files, parsed.edits.clone(), &[]).unwrap())
         })
     });
     group.bench_function("udiff strict (native, parse+apply)", |b| {
@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let parsed = Plugin::parse(&UnifiedDiff, black_box(&diff), &strict);
             let files = vec![File::new("big.py", content.clone())];
-            black_box(Plugin::apply(&UnifiedDiff, files, &parsed.edits, &strict).unwrap())
+            black_box(Plugin::apply(&UnifiedDiff, files, parsed.edits.clone(), &strict).unwrap())
         })
     });
 

@@ -18,7 +18,7 @@ fn run(reply: &str, files: Vec<File>, options: &[OptionValue]) -> Result<Vec<Cha
     if !errors.is_empty() {
         return Err(errors.join("\n"));
     }
-    let out = Plugin::apply(&UnifiedDiff, files, &parsed.edits, options)?;
+    let out = Plugin::apply(&UnifiedDiff, files, parsed.edits.clone(), options)?;
     let failed: Vec<String> = out
         .outcomes
         .iter()
@@ -242,8 +242,8 @@ proptest! {
     fn parser_never_panics(reply in "(--- a/x\n|\\+\\+\\+ b/x\n|--- /dev/null\n|@@ -1,2 \\+1 @@\n|@@ @@\n|diff --git a/x b/y\n|rename from x\n|rename to y\n|new file mode 1\n|\\\\ No newline\n|```diff\n|```\n|[ +\\-~a-c\"\t]{0,8}\n){0,30}") {
         let parsed = parse(&reply);
         let files = vec![File::new("x", "a\nb\nc\n"), File::new("y", "")];
-        let _ = Plugin::apply(&UnifiedDiff, files.clone(), &parsed.edits, &[]);
-        let _ = Plugin::apply(&UnifiedDiff, files, &parsed.edits, &strict());
+        let _ = Plugin::apply(&UnifiedDiff, files.clone(), parsed.edits.clone(), &[]);
+        let _ = Plugin::apply(&UnifiedDiff, files, parsed.edits.clone(), &strict());
         let _ = Plugin::detect(&UnifiedDiff, &reply);
         let _ = Plugin::lint(&UnifiedDiff, &File::new("x", reply.clone()));
     }
@@ -251,7 +251,7 @@ proptest! {
     #[test]
     fn arbitrary_text_never_panics(reply in "\\PC{0,400}") {
         let parsed = parse(&reply);
-        let _ = Plugin::apply(&UnifiedDiff, vec![File::new("x", "a\n")], &parsed.edits, &[]);
+        let _ = Plugin::apply(&UnifiedDiff, vec![File::new("x", "a\n")], parsed.edits.clone(), &[]);
     }
 }
 

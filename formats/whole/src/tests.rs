@@ -10,7 +10,7 @@ fn parse(reply: &str) -> ParseOutput {
 fn apply(files: &[(&str, &str)], reply: &str) -> (ParseOutput, ApplyOutput) {
     let parsed = parse(reply);
     let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
-    let out = Plugin::apply(&Whole, files, &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&Whole, files, parsed.edits.clone(), &[]).unwrap();
     (parsed, out)
 }
 
@@ -116,7 +116,7 @@ fn info_matches_the_cargo_metadata() {
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Whole);
     let parsed = parse(&info.example_reply);
-    let out = Plugin::apply(&Whole, info.example_files.clone(), &parsed.edits, &[]).unwrap();
+    let out = Plugin::apply(&Whole, info.example_files.clone(), parsed.edits.clone(), &[]).unwrap();
     assert!(out.outcomes.iter().all(|o| o.status == EditStatus::Applied));
     assert_eq!(out.changes.len(), 1);
 }

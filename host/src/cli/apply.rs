@@ -33,6 +33,10 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let parse_started = Instant::now();
     let parsed = chosen.instance.parse(&reply, &options)?;
     let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
+    // The edits hold what is needed of the reply from here on; a large
+    // reply is not kept beside them.
+    let reply_bytes = reply.len();
+    drop(reply);
     limits.check_edit_count(parsed.edits.len())?;
 
     // Plan paths: an edit naming a refused path fails on its own, with the reason.
@@ -62,8 +66,15 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let output = if (malformed && !args.partial) || allowed.is_empty() {
         ApplyOutput { changes: Vec::new(), outcomes: Vec::new() }
     } else {
-        let edits: Vec<Edit> = allowed.iter().map(|(_, e)| (*e).clone()).collect();
-        chosen.instance.apply(&snapshots, &edits, &options)?.map_err(|message| {
+        // Edits are passed as they are unless some were refused.
+        let subset: Vec<Edit>;
+        let edits = if allowed.len() == parsed.edits.len() {
+            &parsed.edits
+        } else {
+            subset = allowed.iter().map(|(_, e)| (*e).clone()).collect();
+            &subset
+        };
+        chosen.instance.apply(&snapshots, edits, &options)?.map_err(|message| {
             CommandError::usage(format!("format '{}' refused the request: {message}", chosen.entry.name))
         })?
     };
@@ -135,7 +146,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         report.timings.checks_ms = report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64);
         report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - report.timings.checks_ms;
     }
-    report.stats.reply_bytes = reply.len();
+    report.stats.reply_bytes = reply_bytes;
     report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());
     report.timings.total_ms = started.elapsed().as_secs_f64() * 1000.0;
 
