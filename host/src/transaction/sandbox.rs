@@ -73,8 +73,13 @@ pub fn repair(repo: &Repository, state_dir: &Path) -> Result<(), TxError> {
     if !interrupted(state_dir) {
         return Ok(());
     }
-    let (_lock, _) = PidLock::acquire(state_dir, LOCK, WAIT)?;
-    remove_sandbox(repo, state_dir)
+    // Not waiting: a live run that took the lock over first repairs the
+    // sandbox itself, and the caller holds the repo lock that run will want.
+    match PidLock::acquire(state_dir, LOCK, Duration::ZERO) {
+        Ok((_lock, _)) => remove_sandbox(repo, state_dir),
+        Err(TxError::Busy { .. }) => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 fn remove_sandbox(repo: &Repository, state_dir: &Path) -> Result<(), TxError> {
