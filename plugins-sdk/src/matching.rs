@@ -774,7 +774,7 @@ fn render(content: &str, splices: &[Splice]) -> String {
 /// code ...`) that the block being replaced does not have. Written into the
 /// file, it would delete the lines it stands for.
 pub fn elided_replacement(search: &[&str], replace: &[&str]) -> Option<EditFailure> {
-    let text: String = replace.iter().map(|l| format!("{l}\n")).collect();
+    let text = joined_lines(replace);
     let known: std::collections::HashSet<&str> = search.iter().map(|l| l.trim()).collect();
     let elision = find_elisions(&text).into_iter().find(|e| !known.contains(e.text.trim()))?;
     Some(
@@ -1032,6 +1032,9 @@ pub fn replace_blocks_at_once(
     let hay = Haystack::of(content);
     let mut written: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut placed: Vec<(Plan, usize, usize)> = Vec::with_capacity(blocks.len());
+    // The placed line ranges by start. They never overlap, so the one that
+    // starts last before a range's end is the only one that can touch it.
+    let mut ranges: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
     for (search, replace) in blocks {
         let (s, r) = (block_lines(search), block_lines(replace));
         let plan = plan_block(&hay, &s, &r, options).ok()?;
@@ -1045,22 +1048,34 @@ pub fn replace_blocks_at_once(
         }
         let (start, end) = (plan.lines.start as usize - 1, plan.lines.end as usize);
         let reach = r.len().max(1);
-        if placed.iter().any(|&(_, a, b)| start < b + reach && a < end + reach) {
+        if ranges.range(..end + reach).next_back().is_some_and(|(_, &b)| start < b + reach) {
             return None;
         }
         written.extend(plan.splices.iter().flat_map(|sp| &sp.middle).map(|l| line_key(l, Level::Unicode)));
+        ranges.insert(start, end);
         placed.push((plan, start, end));
     }
-    // Line numbers as each block saw the file: shifted by the earlier blocks above it.
+    // Line numbers as each block saw the file: shifted by the earlier blocks
+    // above it. Summed in a Fenwick tree over the blocks' order in the file,
+    // filled in reply order, so a reply of thousands of blocks stays n log n.
+    let rank: std::collections::HashMap<usize, usize> = ranges.keys().enumerate().map(|(i, &a)| (a, i)).collect();
+    let mut grown = vec![0isize; ranges.len() + 1];
     let mut outcomes = Vec::with_capacity(placed.len());
-    for (j, (plan, start, _)) in placed.iter().enumerate() {
-        let shift: isize = placed[..j]
-            .iter()
-            .filter(|(_, _, end)| end <= start)
-            .map(|(p, a, b)| p.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (b - a) as isize)
-            .sum();
+    for (plan, start, end) in &placed {
+        let mut shift = 0;
+        let mut i = rank[start];
+        while i > 0 {
+            shift += grown[i];
+            i &= i - 1;
+        }
         let at = |line: u32| (line as isize + shift) as u32;
         outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end))));
+        let delta = plan.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (end - start) as isize;
+        let mut i = rank[start] + 1;
+        while i < grown.len() {
+            grown[i] += delta;
+            i += i & i.wrapping_neg();
+        }
     }
     let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
     splices.sort_by_key(|sp| sp.start);
@@ -1080,8 +1095,17 @@ fn trim_blank_edges(s: &[&str], r: &[&str]) -> Option<(String, String)> {
     }
     let r_lead = r.iter().take_while(|l| l.trim().is_empty()).count().min(lead);
     let r_trail = r.iter().rev().take_while(|l| l.trim().is_empty()).count().min(trail).min(r.len() - r_lead);
-    let join = |lines: &[&str]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-    Some((join(&s[lead..s.len() - trail]), join(&r[r_lead..r.len() - r_trail])))
+    Some((joined_lines(&s[lead..s.len() - trail]), joined_lines(&r[r_lead..r.len() - r_trail])))
+}
+
+/// `lines`, each ended with `\n`.
+fn joined_lines(lines: &[&str]) -> String {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
 }
 
 fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> Vec<Splice> {

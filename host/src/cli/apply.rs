@@ -82,17 +82,27 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
 
     // Outcomes in reply order: refused paths, the plugin's verdicts, and
     // edits never tried because the reply was malformed.
+    // Looked up by index, not searched: a large reply holds thousands of edits.
+    let mut position_of: Vec<Option<usize>> = vec![None; parsed.edits.len()];
+    for (position, (index, _)) in allowed.iter().enumerate() {
+        position_of[*index] = Some(position);
+    }
+    let mut verdicts: Vec<Option<Outcome>> = vec![None; allowed.len()];
+    for outcome in output.outcomes {
+        if let Some(slot) = verdicts.get_mut(outcome.edit as usize) {
+            slot.get_or_insert(outcome);
+        }
+    }
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(parsed.edits.len());
     for (index, edit) in parsed.edits.iter().enumerate() {
         let outcome = if let Some(reason) = edit_refusal(edit) {
             Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
-        } else if let Some(position) = allowed.iter().position(|(i, _)| *i == index) {
-            match output.outcomes.iter().find(|o| o.edit as usize == position) {
-                Some(o) => Outcome { edit: index as u32, ..o.clone() },
+        } else {
+            let position = position_of[index].expect("every edit is refused or allowed");
+            match verdicts[position].take() {
+                Some(o) => Outcome { edit: index as u32, ..o },
                 None => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
             }
-        } else {
-            unreachable!("every edit is refused or allowed")
         };
         outcomes.push(outcome);
     }

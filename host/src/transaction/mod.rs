@@ -107,14 +107,9 @@ impl SnapshotError {
 /// The repo-relative paths the edits name (targets and related paths), plus
 /// `candidates`, in first-seen order without repeats.
 pub fn planned_paths(edits: &[Edit], candidates: &[String]) -> Vec<String> {
-    let mut paths: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let named = edits.iter().flat_map(|e| std::iter::once(&e.path).chain(&e.related_paths));
-    for path in named.chain(candidates) {
-        if !paths.contains(path) {
-            paths.push(path.clone());
-        }
-    }
-    paths
+    named.chain(candidates).filter(|path| seen.insert(path.as_str())).cloned().collect()
 }
 
 /// Read the snapshot of one path under `root` (`None`: it does not exist),
