@@ -60,7 +60,7 @@
 //! lines.`; the others report their old and new ranges.
 
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -342,12 +342,6 @@ pub fn numbered_view(path: &str, content: &str, ranges: &[LineRange]) -> String 
     out
 }
 
-/// One line of the original file: its text and its ending.
-struct Line<'a> {
-    text: &'a str,
-    ending: &'a str,
-}
-
 fn same(a: &str, b: &str) -> bool {
     a.trim_end() == b.trim_end()
 }
@@ -372,13 +366,8 @@ fn apply_file(
     ops: &[(usize, &RangeEdit)],
     settings: &Settings,
 ) -> (Option<String>, Vec<(usize, Result<Applied, EditFailure>)>) {
-    let (bom, body) = split_bom(content);
-    let lines: Vec<Line<'_>> = lines_with_endings(body)
-        .map(|l| {
-            let text = strip_ending(l);
-            Line { text, ending: &l[text.len()..] }
-        })
-        .collect();
+    let (_, body) = split_bom(content);
+    let lines: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
     let n = lines.len() as u32;
     let current_tag = version_tag(content);
     let view = |from: u32, to: u32| numbered_view(path, content, &[LineRange::new(from.max(1), to.min(n))]);
@@ -448,11 +437,14 @@ fn apply_file(
         }
     }
 
-    // 4. Overlaps among the edits still standing.
-    let standing: Vec<(usize, &RangeEdit)> =
-        ops.iter().copied().filter(|(i, _)| !failed.iter().any(|(f, _)| f == i)).collect();
+    // 4. Overlaps among the edits still standing. Only edits whose spans
+    // touch a neighbour's (in line order) can overlap anything; the others
+    // are not searched, so thousands of edits of one file stay cheap.
+    let failed_now: std::collections::HashSet<usize> = failed.iter().map(|(i, _)| *i).collect();
+    let standing: Vec<(usize, &RangeEdit)> = ops.iter().copied().filter(|(i, _)| !failed_now.contains(i)).collect();
+    let near = touching_neighbours(&standing);
     let mut overlapping = Vec::new();
-    for &(i, a) in &standing {
+    for &(i, a) in standing.iter().filter(|(i, _)| near.contains(i)) {
         if let Some(&(_, b)) = standing.iter().find(|&&(j, b)| j != i && overlaps(a, b)) {
             overlapping.push((
                 i,
@@ -468,8 +460,8 @@ fn apply_file(
     failed.extend(overlapping);
 
     // 5. The stale-number guard.
-    let mut standing: Vec<(usize, &RangeEdit)> =
-        ops.iter().copied().filter(|(i, _)| !failed.iter().any(|(f, _)| f == i)).collect();
+    let failed_now: std::collections::HashSet<usize> = failed.iter().map(|(i, _)| *i).collect();
+    let mut standing: Vec<(usize, &RangeEdit)> = ops.iter().copied().filter(|(i, _)| !failed_now.contains(i)).collect();
     if settings.guard {
         let evidence = standing.iter().find_map(|&(i, op)| {
             if settings.tag_for(path, op).is_some() {
@@ -508,17 +500,9 @@ fn apply_file(
     }
     let eol = TextStyle::detect(content).eol.as_str();
     let final_newline = body.is_empty() || body.ends_with('\n');
-    let mut out: Vec<(&str, &str)> = Vec::with_capacity(lines.len());
-    let mut next = 1u32;
     let mut shift: i64 = 0;
     let mut messages = Vec::new();
     for &(i, op) in &standing {
-        for line in &lines[(next - 1) as usize..(op.start - 1) as usize] {
-            out.push((line.text, line.ending));
-        }
-        for line in &op.lines {
-            out.push((line.as_str(), ""));
-        }
         let removed = (op.end + 1 - op.start) as usize;
         let added = op.lines.len();
         let new_start = (op.start as i64 + shift) as u32;
@@ -536,23 +520,10 @@ fn apply_file(
         };
         messages.push((i, message, LineRange::new(op.start, op.end)));
         shift += added as i64 - removed as i64;
-        next = op.end + 1;
     }
-    for line in &lines[(next - 1) as usize..] {
-        out.push((line.text, line.ending));
-    }
-    let mut new_content = String::with_capacity(content.len() + 64);
-    if bom {
-        new_content.push(agent_apply_sdk::text::BOM);
-    }
-    let last = out.len().saturating_sub(1);
-    for (index, (text, ending)) in out.iter().enumerate() {
-        new_content.push_str(text);
-        if index < last || final_newline {
-            new_content.push_str(if ending.is_empty() { eol } else { ending });
-        }
-    }
-    let total = out.len();
+    let replaced = standing.iter().map(|(_, op)| ((op.start - 1) as usize..op.end as usize, op.lines.as_slice()));
+    let new_content = splice_lines(content, replaced, eol, final_newline);
+    let total = (lines.len() as i64 + shift) as usize;
     let last_index = standing.iter().map(|(i, _)| *i).max().expect("standing is not empty");
     for (i, message, lines) in messages {
         let message = if i == last_index {
@@ -567,6 +538,26 @@ fn apply_file(
 
 /// Whether two edits of one file touch a common line (or one inserts inside
 /// the other's range).
+/// The edits whose span (`start..=end`, an insertion's is its line) meets
+/// another's: a superset of those that [`overlaps`] another. In line order,
+/// a span that meets any other meets its predecessor's furthest end or its
+/// successor's start.
+fn touching_neighbours(ops: &[(usize, &RangeEdit)]) -> std::collections::HashSet<usize> {
+    let mut sorted: Vec<(u32, u32, usize)> = ops.iter().map(|&(i, op)| (op.start, op.end.max(op.start), i)).collect();
+    sorted.sort_unstable();
+    let mut near = std::collections::HashSet::new();
+    let mut furthest: Option<u32> = None;
+    for (k, &(start, end, i)) in sorted.iter().enumerate() {
+        let meets_before = furthest.is_some_and(|f| start <= f);
+        let meets_after = sorted.get(k + 1).is_some_and(|&(next, _, _)| next <= end);
+        if meets_before || meets_after {
+            near.insert(i);
+        }
+        furthest = Some(furthest.map_or(end, |f| f.max(end)));
+    }
+    near
+}
+
 fn overlaps(a: &RangeEdit, b: &RangeEdit) -> bool {
     match (a.is_insertion(), b.is_insertion()) {
         (true, true) => false,
@@ -591,21 +582,15 @@ fn copied_prefixes(lines: &[String]) -> bool {
 }
 
 /// Evidence that an edit's numbers are off (see the crate docs).
-fn suspicious(
-    path: &str,
-    lines: &[Line<'_>],
-    op: &RangeEdit,
-    view: &dyn Fn(u32, u32) -> String,
-) -> Option<EditFailure> {
+fn suspicious(path: &str, lines: &[&str], op: &RangeEdit, view: &dyn Fn(u32, u32) -> String) -> Option<EditFailure> {
     const WINDOW: i64 = 8;
     let r = &op.lines;
     let k = r.len();
     if k == 0 {
         return None;
     }
-    let at = |line: i64| -> Option<&str> {
-        (line >= 1 && line as usize <= lines.len()).then(|| lines[line as usize - 1].text)
-    };
+    let at =
+        |line: i64| -> Option<&str> { (line >= 1 && line as usize <= lines.len()).then(|| lines[line as usize - 1]) };
     let (s, e) = (op.start as i64, op.end as i64);
     // Shifted context.
     if !op.is_insertion() && k >= 2 && (distinctive(&r[0]) || distinctive(&r[k - 1])) {

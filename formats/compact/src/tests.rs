@@ -370,6 +370,26 @@ mod properties {
 
     use super::*;
 
+    fn range_edit(start: u32, end: u32) -> crate::RangeEdit {
+        crate::RangeEdit { number: 1, reply_line: 1, start, end, lines: Vec::new(), tag: None }
+    }
+
+    proptest! {
+        /// The overlap search skips edits whose span meets no neighbour's:
+        /// it must never skip one that overlaps another.
+        #[test]
+        fn every_overlapping_edit_is_among_those_searched(spans in proptest::collection::vec((1u32..20, 0u32..4), 0..12)) {
+            let edits: Vec<crate::RangeEdit> = spans.iter().map(|&(start, len)| range_edit(start, start + len - 1)).collect();
+            let ops: Vec<(usize, &crate::RangeEdit)> = edits.iter().enumerate().collect();
+            let near = crate::touching_neighbours(&ops);
+            for &(i, a) in &ops {
+                if ops.iter().any(|&(j, b)| j != i && crate::overlaps(a, b)) {
+                    prop_assert!(near.contains(&i), "edit {i} ({}-{}) overlaps but was skipped", a.start, a.end);
+                }
+            }
+        }
+    }
+
     /// Apply edits one at a time from the bottom up, on a list of lines.
     fn one_by_one(lines: &[String], mut edits: Vec<(u32, u32, Vec<String>)>) -> Vec<String> {
         let mut lines = lines.to_vec();
