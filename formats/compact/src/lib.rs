@@ -457,11 +457,12 @@ fn apply_file(
             ));
         }
     }
+    let overlapped: std::collections::HashSet<usize> = overlapping.iter().map(|(i, _)| *i).collect();
     failed.extend(overlapping);
 
     // 5. The stale-number guard.
-    let failed_now: std::collections::HashSet<usize> = failed.iter().map(|(i, _)| *i).collect();
-    let mut standing: Vec<(usize, &RangeEdit)> = ops.iter().copied().filter(|(i, _)| !failed_now.contains(i)).collect();
+    let mut standing: Vec<(usize, &RangeEdit)> =
+        standing.into_iter().filter(|(i, _)| !overlapped.contains(i)).collect();
     if settings.guard {
         let evidence = standing.iter().find_map(|&(i, op)| {
             if settings.tag_for(path, op).is_some() {
