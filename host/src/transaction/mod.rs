@@ -450,11 +450,12 @@ impl GitRepo {
         let entries: Vec<Entry> = touched
             .iter()
             .map(|path| {
-                let before = self.check_snapshot(path, snapshot_of(path))?;
+                let snapshot = snapshot_of(path);
+                self.check_snapshot(path, snapshot)?;
                 let after = blobs[path];
                 Ok(Entry {
                     path: path.clone(),
-                    before,
+                    before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
                     after: flat[path].map(|c| journal::digest(c.as_bytes())),
                     source: after.map(|(b, _)| journal::Source::Blob(b.to_string())),
                     executable: after.is_some_and(|(_, x)| x),
@@ -512,15 +513,14 @@ impl GitRepo {
         })
     }
 
-    /// The journal digest of `path` as the run read it, after checking the
-    /// working tree still holds exactly that; `None` for a file that did not
-    /// exist. Bytes are compared, not hashes: the snapshot is in memory.
-    fn check_snapshot(&self, path: &str, snapshot: Option<&File>) -> Result<Option<String>, TxError> {
-        let expected = snapshot.map(|f| f.content.as_bytes());
-        if !worktree::holds(&self.root, path, expected)? {
+    /// Check that the working tree still holds `path` exactly as the run
+    /// read it (`None`: it did not exist). Bytes are compared, not hashes:
+    /// the snapshot is in memory.
+    fn check_snapshot(&self, path: &str, snapshot: Option<&File>) -> Result<(), TxError> {
+        if !worktree::holds(&self.root, path, snapshot.map(|f| f.content.as_bytes()))? {
             return Err(TxError::FileChanged { path: path.to_string() });
         }
-        Ok(expected.map(journal::digest))
+        Ok(())
     }
 
     /// `--no-commit`: write `changes` to the working tree only, all or
@@ -535,7 +535,8 @@ impl GitRepo {
         let snapshot_of = |path: &str| snapshots.iter().find(|f| f.path == path);
         let mut entries = Vec::new();
         for (index, (path, content)) in flat.iter().enumerate() {
-            let before = self.check_snapshot(path, snapshot_of(path))?;
+            let snapshot = snapshot_of(path);
+            self.check_snapshot(path, snapshot)?;
             let executable = self.executable_in(head.commit, path);
             if flat.len() == 1 {
                 // A single rename is already all or nothing; the temp file it
@@ -565,7 +566,8 @@ impl GitRepo {
             let source = content.map(|c| journal::keep_pending(&self.state_dir, index, c.as_bytes())).transpose()?;
             entries.push(Entry {
                 path: path.clone(),
-                before,
+                // Only a journalled write needs the digest; a single file is not journalled.
+                before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
                 after: content.map(|c| journal::digest(c.as_bytes())),
                 source,
                 executable,
