@@ -72,7 +72,12 @@ pub fn tight_limits() -> Limits {
 
 /// The built binary.
 pub fn bin() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"));
+    assert_cmd::Command::from_std(bin_process())
+}
+
+/// The built binary as a plain process, for tests that spawn, race or kill it.
+pub fn bin_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"));
     cmd.env("AGENT_APPLY_CONFIG", "/nonexistent/agent-apply-test-config.toml")
         .env("AGENT_APPLY_CACHE_DIR", shared_cache());
     cmd

@@ -142,15 +142,9 @@ fn no_commit_mode_is_crash_safe_too() {
 /// The binary started in `repo` with `args`, `reply` on its stdin and its
 /// output captured: for tests that race or kill it.
 fn spawn_applier(repo: &TestRepo, args: &[&str], reply: &str) -> std::process::Child {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"))
-        .current_dir(repo.path())
+    let mut child = repo
+        .apply_process()
         .args(args)
-        .env("AGENT_APPLY_CACHE_DIR", crate::common::shared_cache())
-        .env("AGENT_APPLY_CONFIG", "/nonexistent")
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@x")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@x")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::bin;
+use crate::common::bin_process;
 
 pub struct TestRepo {
     pub dir: tempfile::TempDir,
@@ -75,7 +75,12 @@ impl TestRepo {
 
     /// The binary, run in this repository.
     pub fn apply(&self) -> assert_cmd::Command {
-        let mut cmd = bin();
+        assert_cmd::Command::from_std(self.apply_process())
+    }
+
+    /// The same as a plain process, for tests that spawn, race or kill it.
+    pub fn apply_process(&self) -> Command {
+        let mut cmd = bin_process();
         cmd.current_dir(self.path()).env("HOME", self.path()).env("GIT_CONFIG_NOSYSTEM", "1");
         cmd.env("GIT_AUTHOR_NAME", "Tester").env("GIT_AUTHOR_EMAIL", "t@example.com");
         cmd.env("GIT_COMMITTER_NAME", "Tester").env("GIT_COMMITTER_EMAIL", "t@example.com");
