@@ -30,6 +30,8 @@
 //! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
+//! - [`repo_path`]: whether a path is a plain repo-relative file path (the
+//!   lexical half of the host's path policy);
 //! - [`testing`]: the conformance-corpus runner.
 //!
 //! `plugins-sdk/README.md` is the guide: a format in 15 minutes.
@@ -58,6 +60,7 @@ pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
 pub mod paths;
+pub mod repo_path;
 pub mod source;
 /// Run a format's conformance corpus natively through [`Plugin`].
 pub mod testing;
