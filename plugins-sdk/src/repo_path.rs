@@ -76,7 +76,9 @@ impl std::fmt::Display for RepoPathError {
             RepoPathError::NameTooLong { length } => {
                 write!(f, "has a name of {length} bytes, over the {NAME_MAX}-byte limit of file systems")
             }
-            RepoPathError::PathTooLong { length } => write!(f, "is {length} bytes long, over the {PATH_MAX}-byte limit"),
+            RepoPathError::PathTooLong { length } => {
+                write!(f, "is {length} bytes long, over the {PATH_MAX}-byte limit")
+            }
             RepoPathError::Control { code } => {
                 write!(f, "holds the control character U+{code:04X}; file names must be printable")
             }

@@ -482,6 +482,7 @@ impl GitRepo {
         request: &CommitRequest<'_>,
     ) -> Result<Result<Committed, ChecksFailed>, TxError> {
         let flat = self.flatten(changes, planned)?;
+        self.refuse_held_locks(head)?;
         let touched: Vec<String> = flat.keys().cloned().collect();
         let dirty = self.dirty_paths(head, &touched)?;
         if !dirty.is_empty() && request.dirty == DirtyPolicy::Refuse {
@@ -585,6 +586,17 @@ impl GitRepo {
             dirty_paths: dirty,
             checks,
         }))
+    }
+
+    /// Refuse, before any object is written, while another git process
+    /// holds the index or the branch: the run would fail halfway otherwise.
+    fn refuse_held_locks(&self, head: &Head) -> Result<(), TxError> {
+        let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
+        let locks = [self.repo.path().join("index.lock"), dir.join(format!("{}.lock", head.reference))];
+        match locks.into_iter().find(|lock| lock.symlink_metadata().is_ok()) {
+            Some(lock) => Err(TxError::Locked { lock }),
+            None => Ok(()),
+        }
     }
 
     /// Move `head.reference` from `head.commit` to `new`, only if it still

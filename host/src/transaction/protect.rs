@@ -65,9 +65,8 @@ impl Protection {
         for glob in allow {
             allowed.add(glob_of("allow-protected", glob)?);
         }
-        let build = |key, set: GlobSetBuilder| {
-            set.build().map_err(|source| GlobError { key, glob: String::new(), source })
-        };
+        let build =
+            |key, set: GlobSetBuilder| set.build().map_err(|source| GlobError { key, glob: String::new(), source });
         Ok(Protection {
             rules: rules.into_iter().map(|(_, reason)| reason).collect(),
             protected: build("protected", protected)?,
@@ -83,11 +82,11 @@ impl Protection {
 }
 
 fn glob_of(key: &'static str, glob: &str) -> Result<Glob, GlobError> {
-    GlobBuilder::new(glob)
-        .case_insensitive(true)
-        .literal_separator(true)
-        .build()
-        .map_err(|source| GlobError { key, glob: glob.to_string(), source })
+    GlobBuilder::new(glob).case_insensitive(true).literal_separator(true).build().map_err(|source| GlobError {
+        key,
+        glob: glob.to_string(),
+        source,
+    })
 }
 
 /// `core.hooksPath` as a repo-relative directory, when it points inside the
@@ -108,8 +107,8 @@ mod tests {
 
     #[test]
     fn defaults_protect_what_runs_and_config_can_add_and_lift() {
-        let protection = Protection::new(Some("tools/hooks"), &["deploy/*.sh".into()], &[".vscode/settings.json".into()])
-            .unwrap();
+        let protection =
+            Protection::new(Some("tools/hooks"), &["deploy/*.sh".into()], &[".vscode/settings.json".into()]).unwrap();
         for path in [
             ".agent-apply.toml",
             ".Agent-Apply.TOML",

@@ -27,7 +27,8 @@ pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
     let full = root.join(path);
     match std::fs::read(&full) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A file where a directory of the path should be: the path is absent.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
         Err(e) => Err(TxError::io(&full, e)),
     }
 }
