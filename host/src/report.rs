@@ -245,6 +245,9 @@ pub struct ApplyReport {
     /// Edited files that had uncommitted changes.
     pub dirty_paths: Vec<String>,
     pub checks: Vec<CheckResult>,
+    /// What the run could not finish after it committed, each with the
+    /// command that finishes it (the commit stands; the status is applied).
+    pub warnings: Vec<String>,
     pub format: FormatChoice,
     pub files: Vec<FileJson>,
     pub edits: Vec<EditJson>,
@@ -331,6 +334,7 @@ impl ApplyReport {
             user_commit: None,
             dirty_paths: Vec::new(),
             checks: Vec::new(),
+            warnings: Vec::new(),
             format,
             files,
             edits,
@@ -357,6 +361,7 @@ impl ApplyReport {
         self.user_commit = committed.user_commit;
         self.dirty_paths = committed.dirty_paths;
         self.checks = committed.checks;
+        self.warnings = committed.warnings;
     }
 
     /// A check failed: everything was rolled back.
@@ -452,6 +457,9 @@ impl ApplyReport {
                 }
                 if let Some(commit) = &self.commit {
                     out += &format!("committed {}\n", &commit[..12]);
+                }
+                for warning in &self.warnings {
+                    out += &format!("warning: {warning}\n");
                 }
             }
         }

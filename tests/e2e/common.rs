@@ -76,8 +76,12 @@ pub fn bin() -> assert_cmd::Command {
 }
 
 /// The built binary as a plain process, for tests that spawn, race or kill it.
+/// `AGENT_APPLY_TEST_BIN` runs the tests against another build (an older
+/// release, to show that a test fails without its fix).
 pub fn bin_process() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_git-agent-apply"));
+    let binary =
+        std::env::var_os("AGENT_APPLY_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_git-agent-apply").into());
+    let mut cmd = std::process::Command::new(binary);
     cmd.env("AGENT_APPLY_CONFIG", "/nonexistent/agent-apply-test-config.toml")
         .env("AGENT_APPLY_CACHE_DIR", shared_cache());
     cmd

@@ -19,4 +19,5 @@ mod python;
 mod repo;
 mod sandbox;
 mod security;
+mod states;
 mod transaction;

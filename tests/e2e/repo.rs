@@ -51,6 +51,22 @@ impl TestRepo {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// Run git and return whether it succeeded (for commands expected to
+    /// stop half-way, such as a conflicting merge).
+    pub fn git_status(&self, args: &[&str]) -> bool {
+        Command::new("git")
+            .current_dir(self.path())
+            .args(["-c", "user.name=Tester", "-c", "user.email=tester@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.path())
+            .env("GIT_EDITOR", "true")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+
     /// `bash script` in this repository, with the environment `git` gets
     /// here (and local submodules allowed).
     pub fn shell(&self, script: &Path) -> Command {

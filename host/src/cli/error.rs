@@ -191,6 +191,17 @@ impl From<TxError> for CommandError {
                 .hint("run the command again: the reply will be applied to the new state"),
             TxError::Busy { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("wait for it to finish; if no run is active, `git agent-apply recover` clears a stale lock"),
+            TxError::InProgress { operation } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint(format!("finish it with {} first; nothing was changed", operation.settle)),
+            TxError::Conflicted { .. } => CommandError::new(Exit::Conflict, error.to_string()).hint(
+                "resolve the conflicts and `git add` the files (or abort the operation) first; nothing was changed",
+            ),
+            TxError::PartiallyStaged { .. } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint("commit, stash or unstage one of the two versions first; nothing was changed"),
+            TxError::Converted { .. } => CommandError::new(Exit::EditsFailed, error.to_string())
+                .hint("apply with --no-commit, then `git add` and commit the file yourself; nothing was changed"),
+            TxError::Bare { .. } => CommandError::usage(error.to_string())
+                .hint("run it in a checkout of the repository (`git worktree add` makes one)"),
             TxError::Locked { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("wait for that git command to finish; if none is running, remove the lock file"),
             TxError::Dirty { .. } => CommandError::new(Exit::Conflict, error.to_string())

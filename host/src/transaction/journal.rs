@@ -155,7 +155,7 @@ impl Journal {
     }
 
     /// Remove the journal, then whatever pending contents it kept.
-    fn remove(state_dir: &Path) -> Result<(), TxError> {
+    pub fn remove(state_dir: &Path) -> Result<(), TxError> {
         for file in [path(state_dir), state_dir.join(PENDING)] {
             let removed = if file.is_dir() { std::fs::remove_dir_all(&file) } else { std::fs::remove_file(&file) };
             match removed {

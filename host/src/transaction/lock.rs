@@ -19,9 +19,12 @@ pub struct RepoLock {
     _held: PidLock,
 }
 
+/// The repo lock's file name in the state directory.
+pub const REPO_LOCK: &str = "lock";
+
 impl RepoLock {
     pub fn acquire(state_dir: &Path) -> Result<RepoLock, TxError> {
-        PidLock::acquire(state_dir, "lock", WAIT).map(|(held, _)| RepoLock { _held: held })
+        PidLock::acquire(state_dir, REPO_LOCK, WAIT).map(|(held, _)| RepoLock { _held: held })
     }
 }
 

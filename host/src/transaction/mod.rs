@@ -62,6 +62,50 @@ pub enum TxError {
     UnplannedChange { path: String },
     #[error("{0}")]
     Refused(String),
+    #[error("{} is in progress in this repository; edits would mix into it", operation.name)]
+    InProgress { operation: InProgress },
+    #[error("the index has unresolved conflicts in {}", paths.join(", "))]
+    Conflicted { paths: Vec<String> },
+    #[error(
+        "{} {} staged changes and different unstaged changes; committing either would lose the other",
+        paths.join(", "), if paths.len() == 1 { "has" } else { "have" }
+    )]
+    PartiallyStaged { paths: Vec<String> },
+    #[error("{} is a bare repository: edits need a working tree", path.display())]
+    Bare { path: PathBuf },
+    #[error(
+        "{path} is converted by git when it is staged or checked out ({conversion}); this tool stores bytes \
+         unconverted, so it does not commit this file"
+    )]
+    Converted { path: String, conversion: String },
+}
+
+/// A git operation that is under way (merge, rebase, …), and how to settle it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InProgress {
+    pub name: &'static str,
+    /// The commands that finish or abort it.
+    pub settle: &'static str,
+}
+
+impl InProgress {
+    fn of(state: git2::RepositoryState) -> Option<InProgress> {
+        use git2::RepositoryState as S;
+        let (name, settle) = match state {
+            S::Clean => return None,
+            S::Merge => ("a merge", "`git merge --continue` or `git merge --abort`"),
+            S::Revert | S::RevertSequence => ("a revert", "`git revert --continue` or `git revert --abort`"),
+            S::CherryPick | S::CherryPickSequence => {
+                ("a cherry-pick", "`git cherry-pick --continue` or `git cherry-pick --abort`")
+            }
+            S::Bisect => ("a bisect", "`git bisect reset`"),
+            S::Rebase | S::RebaseInteractive | S::RebaseMerge => {
+                ("a rebase", "`git rebase --continue` or `git rebase --abort`")
+            }
+            S::ApplyMailbox | S::ApplyMailboxOrRebase => ("`git am`", "`git am --continue` or `git am --abort`"),
+        };
+        Some(InProgress { name, settle })
+    }
 }
 
 impl TxError {
@@ -197,6 +241,15 @@ pub enum DirtyPolicy {
     Refuse,
 }
 
+/// The touched paths that hold the user's own changes.
+#[derive(Debug, Default)]
+struct WorkingStates {
+    /// Working tree, index or mode differ from HEAD.
+    dirty: Vec<String>,
+    /// Staged content that differs from HEAD and from the working tree.
+    partially_staged: Vec<String>,
+}
+
 /// Where HEAD pointed when the run started.
 #[derive(Debug, Clone)]
 pub struct Head {
@@ -223,6 +276,9 @@ pub struct Committed {
     pub user_commit: Option<String>,
     pub dirty_paths: Vec<String>,
     pub checks: Vec<CheckResult>,
+    /// What the run could not finish after the branch moved (the commit
+    /// stands; each says how to finish).
+    pub warnings: Vec<String>,
 }
 
 /// The checks failed; nothing was committed.
@@ -235,7 +291,11 @@ pub struct ChecksFailed {
 pub struct GitRepo {
     repo: Repository,
     root: PathBuf,
+    /// This worktree's run state (journal, locks): a linked worktree has
+    /// its own, so a run there is never finished from another checkout.
     state_dir: PathBuf,
+    /// State shared by every worktree of the repository: the checks' sandbox.
+    shared_dir: PathBuf,
     protection: protect::Protection,
 }
 
@@ -247,13 +307,11 @@ impl GitRepo {
 
     /// The transaction over an already opened repository.
     pub fn open(repo: Repository) -> Result<GitRepo, TxError> {
-        let root = repo
-            .workdir()
-            .ok_or_else(|| TxError::Refused("the repository is bare; edits need a working tree".into()))?
-            .to_path_buf();
-        let state_dir = repo.commondir().join("agent-apply");
+        let root = repo.workdir().ok_or_else(|| TxError::Bare { path: repo.path().to_path_buf() })?.to_path_buf();
+        let state_dir = repo.path().join("agent-apply");
+        let shared_dir = repo.commondir().join("agent-apply");
         let protection = Self::protection_of(&repo, &root, &[], &[]).expect("the built-in globs are valid");
-        Ok(GitRepo { repo, root, state_dir, protection })
+        Ok(GitRepo { repo, root, state_dir, shared_dir, protection })
     }
 
     /// Protect `extra` (globs) beside the built-in protected paths, and lift
@@ -294,7 +352,8 @@ impl GitRepo {
     pub fn recover(&self) -> Result<Option<Recovery>, TxError> {
         if !journal::path(&self.state_dir).exists()
             && !gitlock::any_recorded(&self.state_dir)
-            && !sandbox::interrupted(&self.state_dir)
+            && !sandbox::interrupted(&self.shared_dir)
+            && !lock::left_by_dead_run(&self.state_dir, lock::REPO_LOCK)
         {
             return Ok(None);
         }
@@ -304,7 +363,7 @@ impl GitRepo {
 
     fn recover_locked(&self) -> Result<Option<Recovery>, TxError> {
         gitlock::clear_stale(&self.state_dir)?;
-        sandbox::repair(&self.repo, &self.state_dir)?;
+        sandbox::repair(&self.repo, &self.shared_dir)?;
         match Journal::read(&self.state_dir)? {
             Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir, None).map(Some),
             None => Ok(None),
@@ -351,13 +410,19 @@ impl GitRepo {
         Ok(full)
     }
 
-    /// [`check_path`], and not inside a submodule.
+    /// [`check_path`], not inside a submodule, and in the sparse checkout.
     fn check_contained(&self, path: &str) -> Result<PathBuf, PathError> {
+        /// `GIT_INDEX_ENTRY_SKIP_WORKTREE`, in an entry's extended flags.
+        const SKIP_WORKTREE: u16 = 1 << 14;
         let full = check_path(&self.root, path)?;
-        match self.submodule_around(path) {
-            Some(submodule) => Err(PathError::NestedRepository { path: path.to_string(), repo: submodule }),
-            None => Ok(full),
+        if let Some(submodule) = self.submodule_around(path) {
+            return Err(PathError::NestedRepository { path: path.to_string(), repo: submodule });
         }
+        let index = self.repo.index().map_err(|_| PathError::Sparse { path: path.to_string() });
+        if index?.get_path(Path::new(path), 0).is_some_and(|e| e.flags_extended & SKIP_WORKTREE != 0) {
+            return Err(PathError::Sparse { path: path.to_string() });
+        }
+        Ok(full)
     }
 
     fn check_ignored(&self, path: &str, allow_ignored: bool) -> Result<(), SnapshotError> {
@@ -381,20 +446,32 @@ impl GitRepo {
         Some((entry.id(), entry.filemode()))
     }
 
-    /// The paths among `paths` whose working-tree or staged content differs
-    /// from HEAD.
+    /// The paths among `paths` whose working-tree or staged content (or
+    /// executable bit) differs from HEAD.
     pub fn dirty_paths(&self, head: &Head, paths: &[String]) -> Result<Vec<String>, TxError> {
+        Ok(self.working_states(head, paths)?.dirty)
+    }
+
+    /// How each of `paths` stands against HEAD and the index.
+    fn working_states(&self, head: &Head, paths: &[String]) -> Result<WorkingStates, TxError> {
         let index = self.repo.index().map_err(TxError::git)?;
-        let mut dirty = Vec::new();
+        let mut states = WorkingStates::default();
         for path in paths {
-            let committed = self.entry_in(head.commit, path).map(|(id, _)| id);
+            let committed = self.entry_in(head.commit, path);
             let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
             let working = worktree::current_blob(&self.root, path)?;
-            if staged != committed || working != committed {
-                dirty.push(path.clone());
+            let committed_id = committed.map(|(id, _)| id);
+            let mode_changed = working.is_some()
+                && committed.is_some()
+                && self.executable_now(head.commit, path) != self.executable_in(head.commit, path);
+            if staged != committed_id || working != committed_id || mode_changed {
+                states.dirty.push(path.clone());
+            }
+            if staged != committed_id && working != staged {
+                states.partially_staged.push(path.clone());
             }
         }
-        Ok(dirty)
+        Ok(states)
     }
 
     fn signature(&self) -> Signature<'static> {
@@ -426,6 +503,16 @@ impl GitRepo {
             }
         }
         update.create_updated(&self.repo, &base_tree).map_err(TxError::git)
+    }
+
+    /// The executable bit git would record for `path` now: the working
+    /// file's (with `core.fileMode`, git's default), else HEAD's.
+    fn executable_now(&self, commit: Option<Oid>, path: &str) -> bool {
+        let file_mode = self.repo.config().and_then(|c| c.get_bool("core.fileMode")).unwrap_or(true);
+        match worktree::executable(&self.root, path) {
+            Some(executable) if file_mode => executable,
+            _ => self.executable_in(commit, path),
+        }
     }
 
     fn executable_in(&self, commit: Option<Oid>, path: &str) -> bool {
@@ -483,8 +570,16 @@ impl GitRepo {
     ) -> Result<Result<Committed, ChecksFailed>, TxError> {
         let flat = self.flatten(changes, planned)?;
         self.refuse_held_locks(head)?;
+        self.refuse_unsettled()?;
+        for (path, content) in &flat {
+            let before = snapshots.iter().find(|f| &f.path == path).map(|f| f.content.as_str());
+            self.refuse_conversion(path, before, *content)?;
+        }
         let touched: Vec<String> = flat.keys().cloned().collect();
-        let dirty = self.dirty_paths(head, &touched)?;
+        let WorkingStates { dirty, partially_staged } = self.working_states(head, &touched)?;
+        if !partially_staged.is_empty() {
+            return Err(TxError::PartiallyStaged { paths: partially_staged });
+        }
         if !dirty.is_empty() && request.dirty == DirtyPolicy::Refuse {
             return Err(TxError::Dirty { paths: dirty });
         }
@@ -501,7 +596,7 @@ impl GitRepo {
                 let blob = match snapshot_of(path) {
                     Some(file) => Some((
                         self.repo.blob(file.content.as_bytes()).map_err(TxError::git)?,
-                        self.executable_in(head.commit, path),
+                        self.executable_now(head.commit, path),
                     )),
                     None => None,
                 };
@@ -523,7 +618,7 @@ impl GitRepo {
             let entry = match content {
                 Some(content) => Some((
                     self.repo.blob(content.as_bytes()).map_err(TxError::git)?,
-                    self.executable_in(head.commit, path),
+                    self.executable_now(head.commit, path),
                 )),
                 None => None,
             };
@@ -535,9 +630,12 @@ impl GitRepo {
         let mut checks = Vec::new();
         let hook = if request.verify { sandbox::pre_commit_hook(&self.repo, &self.root) } else { None };
         if !request.checks.is_empty() || hook.is_some() {
-            let base = parent.ok_or_else(|| TxError::Refused("checks need a first commit to run against".into()))?;
+            let base = match parent {
+                Some(parent) => parent,
+                None => self.empty_commit()?,
+            };
             checks =
-                sandbox::run(&self.repo, &self.root, &self.state_dir, base, tree_id, hook.as_deref(), request.checks)?;
+                sandbox::run(&self.repo, &self.root, &self.shared_dir, base, tree_id, hook.as_deref(), request.checks)?;
             if checks.iter().any(|c| !c.passed) {
                 return Ok(Err(ChecksFailed { checks }));
             }
@@ -570,22 +668,105 @@ impl GitRepo {
         let journal = Journal::new(Some(head.reference.clone()), head.commit, Some(commit), true, entries);
         journal.write(&self.state_dir)?;
         fault::point("after-journal");
-        self.move_reference(head, commit, &format!("agent-apply: {}", request.message.lines().next().unwrap_or("")))?;
-        fault::point("after-ref");
-        let recovery = journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat))?;
-        fault::point("after-worktree");
-        if !recovery.left.is_empty() {
-            return Err(TxError::Refused(format!(
-                "committed, but {} changed during the run and were left as they are",
-                recovery.left.join(", ")
-            )));
+        let log = format!("agent-apply: {}", request.message.lines().next().unwrap_or(""));
+        if let Err(error) = self.move_reference(head, commit, &log) {
+            // Nothing of the user's changed: the journal has nothing to finish.
+            Journal::remove(&self.state_dir)?;
+            return Err(error);
         }
+        fault::point("after-ref");
+        // From here the branch has moved: whatever happens to the working
+        // tree, the run applied, and says what is left to do.
+        let warnings = match journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat)) {
+            Ok(recovery) if recovery.left.is_empty() => Vec::new(),
+            Ok(recovery) => vec![format!(
+                "{} changed during the run and {} left as {} in the working tree; the commit holds the edit",
+                recovery.left.join(", "),
+                if recovery.left.len() == 1 { "was" } else { "were" },
+                if recovery.left.len() == 1 { "it is" } else { "they are" },
+            )],
+            Err(error) => vec![format!(
+                "committed, but the working tree and index could not be brought up to date ({error}); \
+                 run `git agent-apply recover` to finish"
+            )],
+        };
+        fault::point("after-worktree");
         Ok(Ok(Committed {
             commit: commit.to_string(),
             user_commit: user_commit.map(|c| c.to_string()),
             dirty_paths: dirty,
             checks,
+            warnings,
         }))
+    }
+
+    /// Refuse a path whose bytes git converts between the working tree and
+    /// the repository (a clean/smudge filter as Git LFS uses, `ident`,
+    /// `working-tree-encoding`, or end-of-line conversion that would change
+    /// these contents): the blob stored must be what `git add` would store,
+    /// and this tool does not run those filters. End-of-line conversion of
+    /// contents without a CR (`core.autocrlf=input`, `text=auto` on LF
+    /// files) is the identity, and is allowed.
+    fn refuse_conversion(&self, path: &str, before: Option<&str>, after: Option<&str>) -> Result<(), TxError> {
+        let attr = |name: &str| {
+            self.repo.get_attr(Path::new(path), name, git2::AttrCheckFlags::FILE_THEN_INDEX).ok().flatten()
+        };
+        let converted = |conversion: String| Err(TxError::Converted { path: path.to_string(), conversion });
+        if let Some(filter) = attr("filter").filter(|f| !matches!(*f, "false" | "unset" | "")) {
+            return converted(format!("the `{filter}` filter"));
+        }
+        for name in ["ident", "working-tree-encoding"] {
+            if attr(name).is_some_and(|v| v != "false") {
+                return converted(format!("the `{name}` attribute"));
+            }
+        }
+        let has_cr = |text: Option<&str>| text.is_some_and(|t| t.contains('\r'));
+        if !has_cr(before) && !has_cr(after) {
+            return Ok(());
+        }
+        let config = self.repo.config().map_err(TxError::git)?;
+        let autocrlf = config.get_string("core.autocrlf").unwrap_or_default().to_ascii_lowercase();
+        let eol_conversion = match attr("text") {
+            Some("false") => false,
+            Some(_) => true,
+            None => attr("eol").is_some() || matches!(autocrlf.as_str(), "true" | "input"),
+        };
+        if eol_conversion {
+            return converted("end-of-line conversion of its CRLF lines".into());
+        }
+        Ok(())
+    }
+
+    /// A commit of the empty tree, for checks on an unborn branch to start
+    /// from. Fixed author and time: every run names the same object.
+    fn empty_commit(&self) -> Result<Oid, TxError> {
+        let tree = self.repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
+        let tree = self.repo.find_tree(tree).map_err(TxError::git)?;
+        let signature =
+            Signature::new("git agent-apply", "agent-apply@localhost", &git2::Time::new(0, 0)).map_err(TxError::git)?;
+        self.repo.commit(None, &signature, &signature, "empty base for checks", &tree, &[]).map_err(TxError::git)
+    }
+
+    /// Refuse while a merge, rebase, cherry-pick, revert, bisect or `git am`
+    /// is under way, or the index holds conflicts: an edit would be mixed
+    /// into the operation (and a commit would mark the conflict resolved).
+    pub fn refuse_unsettled(&self) -> Result<(), TxError> {
+        if let Some(operation) = InProgress::of(self.repo.state()) {
+            return Err(TxError::InProgress { operation });
+        }
+        let index = self.repo.index().map_err(TxError::git)?;
+        if index.has_conflicts() {
+            let mut paths: Vec<String> = index
+                .conflicts()
+                .map_err(TxError::git)?
+                .filter_map(|c| c.ok())
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            paths.dedup();
+            return Err(TxError::Conflicted { paths });
+        }
+        Ok(())
     }
 
     /// Refuse, before any object is written, while another git process
@@ -614,6 +795,9 @@ impl GitRepo {
         result.map_err(|e| {
             let found =
                 self.repo.refname_to_id(&head.reference).map(|id| id.to_string()).unwrap_or_else(|_| "missing".into());
+            if e.code() == git2::ErrorCode::Locked {
+                return TxError::Locked { lock: locks[0].clone() };
+            }
             if e.code() == git2::ErrorCode::Modified
                 || e.code() == git2::ErrorCode::Exists
                 || found != head.commit.map(|c| c.to_string()).unwrap_or_else(|| "missing".into())
@@ -645,6 +829,7 @@ impl GitRepo {
     /// objects are written: nothing is committed).
     pub fn write_worktree(&self, snapshots: &[File], planned: &[String], changes: &[Change]) -> Result<(), TxError> {
         let flat = self.flatten(changes, planned)?;
+        self.refuse_unsettled()?;
         let head = self.head()?;
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
@@ -653,7 +838,7 @@ impl GitRepo {
         for (index, (path, content)) in flat.iter().enumerate() {
             let snapshot = snapshot_of(path);
             self.check_snapshot(path, snapshot)?;
-            let executable = self.executable_in(head.commit, path);
+            let executable = self.executable_now(head.commit, path);
             if flat.len() == 1 {
                 // A single rename is already all or nothing; the temp file it
                 // renames is recorded so that recovery removes it if killed.
@@ -701,6 +886,7 @@ impl GitRepo {
     /// restore the paths it touched, if none changed since.
     pub fn undo(&self) -> Result<Undone, TxError> {
         self.recover()?;
+        self.refuse_unsettled()?;
         let head = self.head()?;
         let commit_id = head.commit.ok_or_else(|| TxError::Refused("the branch has no commits".into()))?;
         let commit = self.repo.find_commit(commit_id).map_err(TxError::git)?;

@@ -31,6 +31,11 @@ pub enum PathError {
     Directory { path: String },
     #[error("{path:?} cannot be a file: {file:?} is a file, not a directory")]
     UnderFile { path: String, file: String },
+    #[error(
+        "{path:?} is outside your sparse checkout (skip-worktree), so it is not in your working tree; \
+         widen the checkout (`git sparse-checkout add DIR`) to edit it"
+    )]
+    Sparse { path: String },
     #[error("{path:?} is protected: {reason}")]
     Protected { path: String, reason: String },
 }
@@ -47,6 +52,7 @@ impl PathError {
             | PathError::NestedRepository { path, .. }
             | PathError::Directory { path }
             | PathError::UnderFile { path, .. }
+            | PathError::Sparse { path }
             | PathError::Protected { path, .. } => path,
         }
     }

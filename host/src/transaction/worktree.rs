@@ -73,6 +73,20 @@ pub fn current_blob(root: &Path, path: &str) -> Result<Option<Oid>, TxError> {
     current(root, path)?.map(|bytes| Oid::hash_object(git2::ObjectType::Blob, &bytes)).transpose().map_err(TxError::git)
 }
 
+/// Whether the working-tree file at `path` is executable (`None`: it does
+/// not exist or is not a plain file).
+#[cfg(unix)]
+pub fn executable(root: &Path, path: &str) -> Option<bool> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::symlink_metadata(root.join(path)).ok().filter(|m| m.is_file())?;
+    Some(meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+pub fn executable(_root: &Path, _path: &str) -> Option<bool> {
+    None
+}
+
 /// The journal digest of the working-tree file at `path`, or `None` if it
 /// does not exist.
 pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
@@ -113,7 +127,41 @@ pub fn update(
         }
     }
     if stage {
-        let mut index = repo.index().map_err(TxError::git)?;
+        let lock = repo.path().join("index.lock");
+        gitlock::recorded(state_dir, "mid-index-write", &[lock.clone()], || {
+            write_index(repo, state_dir, &lock, updates)
+        })?;
+    }
+    Ok(())
+}
+
+/// Update the index entries of `updates` as a read-modify-write under the
+/// index lock, as git does: the lock is taken (created exclusively) first,
+/// then the index is read from disk, so a `git add` made while the run was
+/// busy (its checks, say) is kept; the new index is written into the lock
+/// file, which is renamed into place.
+fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[PathUpdate]) -> Result<(), TxError> {
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(lock) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(TxError::Locked { lock: lock.to_path_buf() });
+        }
+        Err(e) => return Err(TxError::io(lock, e)),
+    }
+    let index_path = repo.path().join("index");
+    // libgit2 writes an index only to its own path (taking `path.lock`), so
+    // the new index is built in a scratch copy and then moved into the lock.
+    let scratch = state_dir.join("index.new");
+    let result = (|| {
+        match std::fs::copy(&index_path, &scratch) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_file(&scratch);
+            }
+            Err(e) => return Err(TxError::io(&index_path, e)),
+            Ok(_) => {}
+        }
+        let mut index = git2::Index::open(&scratch).map_err(TxError::git)?;
+        repo.set_index(&mut index).map_err(TxError::git)?;
         for update in updates {
             let path = Path::new(&update.path);
             match update.deleted {
@@ -124,10 +172,18 @@ pub fn update(
                 },
             }
         }
-        let lock = repo.path().join("index.lock");
-        gitlock::recorded(state_dir, "mid-index-write", &[lock], || index.write().map_err(TxError::git))?;
+        index.write().map_err(TxError::git)?;
+        std::fs::rename(&scratch, lock).map_err(|e| TxError::io(lock, e))?;
+        std::fs::rename(lock, &index_path).map_err(|e| TxError::io(&index_path, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(lock);
+        let _ = std::fs::remove_file(&scratch);
     }
-    Ok(())
+    // The repository's index is the real one again, as written.
+    let mut real = git2::Index::open(&index_path).map_err(TxError::git)?;
+    repo.set_index(&mut real).map_err(TxError::git)?;
+    result
 }
 
 /// The length of a temp file's name (`.agent-apply-` + 16 hex digits +
