@@ -358,3 +358,52 @@ fn recover_removes_a_dead_runs_repo_lock() {
     repo.apply().arg("recover").assert().success();
     assert!(!state.join("lock").exists());
 }
+
+/// An agent commit amended by the user (the trailer survives the amend) is
+/// not the commit the tool made: `undo` refuses and changes nothing, so the
+/// user's amended-in file is never deleted.
+#[test]
+fn undo_refuses_an_amended_agent_commit() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", "A\n")])).assert().success();
+    repo.write("mine.txt", "the user's work\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "--amend", "--no-edit"]);
+    let before = repo.state();
+    let out = repo.apply().arg("undo").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("amended or rewritten"), "{stderr}");
+    assert_eq!(repo.state(), before);
+    assert_eq!(repo.read("mine.txt").unwrap(), b"the user's work\n");
+}
+
+/// `undo --dry-run` changes nothing; `undo --redo` reverses an undo and is
+/// itself previewed the same way; with nothing left, redo refuses.
+#[test]
+fn undo_is_previewable_and_reversible() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    repo.apply()
+        .args(["--format", "whole"])
+        .write_stdin(whole_reply(&[("a.txt", "A\n"), ("new.txt", "n\n")]))
+        .assert()
+        .success();
+    let applied = (repo.head(), git_view(&repo));
+    let before = repo.state();
+    let out = repo.apply().args(["undo", "--dry-run"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Would undo agent commit"));
+    assert_eq!(repo.state(), before, "a dry run changed something");
+    repo.apply().arg("undo").assert().success();
+    assert_eq!(repo.read("a.txt").unwrap(), b"a\n");
+    assert!(!repo.path().join("new.txt").exists());
+    let undone = repo.state();
+    repo.apply().args(["undo", "--redo", "--dry-run"]).assert().success();
+    assert_eq!(repo.state(), undone);
+    repo.apply().args(["undo", "--redo"]).assert().success();
+    assert_eq!((repo.head(), git_view(&repo)), applied);
+    assert_eq!(repo.read("new.txt").unwrap(), b"n\n");
+    let out = repo.apply().args(["undo", "--redo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no undo to redo"));
+}

@@ -10,20 +10,39 @@ pub struct UndoArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Say what would be undone (or redone), change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Redo the last undo: move the branch forward to the commit it undid.
+    #[arg(long)]
+    pub redo: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
     let repo = GitRepo::discover(global.repo.as_deref().unwrap_or(std::path::Path::new(".")))?;
-    let undone = repo.undo()?;
+    let undone = if args.redo { repo.redo(args.dry_run)? } else { repo.undo(args.dry_run)? };
+    let status = match (args.redo, args.dry_run) {
+        (false, false) => "undone",
+        (true, false) => "redone",
+        (false, true) => "would-undo",
+        (true, true) => "would-redo",
+    };
     if args.json {
-        let object = serde_json::json!({ "schema": crate::report::SCHEMA, "status": "undone", "undone": undone });
+        let object = serde_json::json!({ "schema": crate::report::SCHEMA, "status": status, "undone": undone });
         println!("{}", serde_json::to_string_pretty(&object).expect("JSON"));
     } else {
+        let (verb, restore) = match (args.redo, args.dry_run) {
+            (false, false) => ("Undid", "restored"),
+            (true, false) => ("Redid", "restored"),
+            (false, true) => ("Would undo", "would restore"),
+            (true, true) => ("Would redo", "would restore"),
+        };
         println!(
-            "Undid agent commit {} ({}); restored {}. The branch is at {} again.",
+            "{verb} agent commit {} ({}); {restore} {}. The branch {} at {}.",
             &undone.commit[..12],
             undone.format,
             undone.restored.join(", "),
+            if args.dry_run { "would be" } else { "is" },
             &undone.now[..12]
         );
     }

@@ -13,6 +13,7 @@ mod paths;
 pub mod process_tree;
 pub mod protect;
 mod sandbox;
+mod undo;
 mod worktree;
 
 use std::collections::BTreeMap;
@@ -29,6 +30,7 @@ use journal::{Entry, Journal};
 use lock::RepoLock;
 pub use paths::{PathError, check_path, lexical_normal};
 pub use sandbox::CheckResult;
+pub use undo::Undone;
 
 /// The trailer that marks an agent commit (`Agent-Apply: <format>`).
 pub const TRAILER: &str = "Agent-Apply";
@@ -691,6 +693,11 @@ impl GitRepo {
             )],
         };
         fault::point("after-worktree");
+        // Only commits this tool made, exactly as made, can be undone.
+        let mut warnings = warnings;
+        if let Err(error) = undo::record_made(&self.state_dir, commit) {
+            warnings.push(format!("the commit could not be recorded for `undo` ({error}); undo it with git"));
+        }
         Ok(Ok(Committed {
             commit: commit.to_string(),
             user_commit: user_commit.map(|c| c.to_string()),
@@ -881,86 +888,4 @@ impl GitRepo {
         fault::point("after-worktree");
         Ok(())
     }
-
-    /// Revert the last agent commit: move the branch back to its parent and
-    /// restore the paths it touched, if none changed since.
-    pub fn undo(&self) -> Result<Undone, TxError> {
-        self.recover()?;
-        self.refuse_unsettled()?;
-        let head = self.head()?;
-        let commit_id = head.commit.ok_or_else(|| TxError::Refused("the branch has no commits".into()))?;
-        let commit = self.repo.find_commit(commit_id).map_err(TxError::git)?;
-        let message = commit.message().unwrap_or("");
-        let format = message
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{TRAILER}: ")))
-            .ok_or_else(|| {
-                TxError::Refused(format!(
-                    "HEAD ({}) is not an agent commit: it has no `{TRAILER}:` trailer",
-                    &commit_id.to_string()[..12]
-                ))
-            })?
-            .trim()
-            .to_string();
-        let parent =
-            commit.parent(0).map_err(|_| TxError::Refused("the agent commit has no parent to go back to".into()))?;
-        let diff = self
-            .repo
-            .diff_tree_to_tree(
-                Some(&parent.tree().map_err(TxError::git)?),
-                Some(&commit.tree().map_err(TxError::git)?),
-                None,
-            )
-            .map_err(TxError::git)?;
-        let mut paths = Vec::new();
-        for delta in diff.deltas() {
-            for file in [delta.old_file(), delta.new_file()] {
-                if let Some(path) = file.path().and_then(|p| p.to_str()) {
-                    if !paths.iter().any(|p: &String| p == path) {
-                        paths.push(path.to_string());
-                    }
-                }
-            }
-        }
-        let changed = self.dirty_paths(&head, &paths)?;
-        if !changed.is_empty() {
-            return Err(TxError::Refused(format!(
-                "{} changed since the agent commit; commit or discard those changes first",
-                changed.join(", ")
-            )));
-        }
-        let _lock = RepoLock::acquire(&self.state_dir)?;
-        let digest_in = |commit: Oid, path: &str| -> Result<Option<String>, TxError> {
-            self.entry_in(Some(commit), path)
-                .map(|(id, _)| self.repo.find_blob(id).map(|b| journal::digest(b.content())))
-                .transpose()
-                .map_err(TxError::git)
-        };
-        let entries: Vec<Entry> = paths
-            .iter()
-            .map(|path| {
-                Ok(Entry {
-                    path: path.clone(),
-                    before: digest_in(commit_id, path)?,
-                    after: digest_in(parent.id(), path)?,
-                    source: self.entry_in(Some(parent.id()), path).map(|(id, _)| journal::Source::Blob(id.to_string())),
-                    executable: self.executable_in(Some(parent.id()), path),
-                })
-            })
-            .collect::<Result<_, TxError>>()?;
-        let journal = Journal::new(Some(head.reference.clone()), Some(commit_id), Some(parent.id()), true, entries);
-        journal.write(&self.state_dir)?;
-        self.move_reference(&head, parent.id(), "agent-apply: undo")?;
-        journal.finish(&self.repo, &self.root, &self.state_dir, None)?;
-        Ok(Undone { commit: commit_id.to_string(), format, restored: paths, now: parent.id().to_string() })
-    }
-}
-
-/// What `undo` did.
-#[derive(Debug, Clone, Serialize)]
-pub struct Undone {
-    pub commit: String,
-    pub format: String,
-    pub restored: Vec<String>,
-    pub now: String,
 }
