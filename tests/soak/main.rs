@@ -4,7 +4,10 @@
 //! Each iteration builds a repository (some files modified, some untracked,
 //! an `out` symlink to a directory outside, a nested repository), a reply in
 //! a random format (valid or broken, sometimes also naming a hostile path:
-//! a protected file, an escape, `.git` in another spelling) and a random mode (commit,
+//! a protected file, an escape, `.git` in another spelling), some of the
+//! states people leave repositories in (staged and partially staged files,
+//! modes, an uncommitted chmod, autocrlf, a sparse checkout, a conflicted
+//! merge) and a random mode (commit,
 //! --no-commit, --partial, a --check), and sometimes a second applier racing
 //! the first. A reference copy of the repository runs the same command to
 //! completion: that is "after". The real run is killed (SIGKILL after a
@@ -80,7 +83,39 @@ struct Scenario {
     racer: bool,
     /// A path the reply also tries to create, which the policy must refuse.
     hostile: Option<&'static str>,
+    /// Repository states the user left it in before the run.
+    states: Vec<UserState>,
 }
+
+/// Repository states people have (see tests/e2e/states.rs for each one's
+/// own test): the soak mixes them into its random repositories.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum UserState {
+    /// A dirty file staged with `git add`.
+    Staged,
+    /// A file staged, then changed again (`MM`).
+    PartiallyStaged,
+    /// A private (0600) file and an executable one, committed.
+    Modes,
+    /// An uncommitted `chmod +x`.
+    UserChmod,
+    /// `core.autocrlf=input` (the identity on these LF files).
+    AutocrlfInput,
+    /// A sparse checkout leaving `src/` out.
+    Sparse,
+    /// A conflicted merge in progress.
+    Merging,
+}
+
+const USER_STATES: &[UserState] = &[
+    UserState::Staged,
+    UserState::PartiallyStaged,
+    UserState::Modes,
+    UserState::UserChmod,
+    UserState::AutocrlfInput,
+    UserState::Sparse,
+    UserState::Merging,
+];
 
 /// Paths a reply tries to write that the policy refuses: protected files,
 /// escapes (`out` is a tracked symlink to a directory outside), `.git` in
@@ -95,7 +130,7 @@ const HOSTILE_TARGETS: &[&str] = &[
     "out/escaped.txt",
     "../escaped.txt",
     ".GIT/config",
-    "nested/.git/config",
+    "nested/.git/hooks/post-checkout",
     "src/",
     "odd//name.txt",
     "bidi\u{202e}txt.sh",
@@ -180,7 +215,8 @@ fn scenario(rng: &mut Rng) -> Scenario {
         // Most runs take 30-100 ms: kill within that window.
         Kill::After(Duration::from_millis(rng.below(100) as u64))
     };
-    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile }
+    let states = USER_STATES.iter().copied().filter(|_| rng.chance(8)).collect();
+    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile, states }
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -212,9 +248,73 @@ fn build_repo(dir: &Path, outside: &Path, scenario: &Scenario) {
     git(dir, &["commit", "-qm", "initial"]);
     std::fs::create_dir(dir.join("nested")).unwrap();
     git(&dir.join("nested"), &["init", "-q"]);
+    for state in &scenario.states {
+        enter_state(dir, scenario, *state);
+    }
     for (path, content) in &scenario.dirty {
         write(dir, path, content);
     }
+    // Staging comes after the user's edits it stages.
+    let first_dirty = scenario.dirty.iter().find(|(p, _)| p != "untracked.txt").map(|(p, _)| p.as_str());
+    if let Some(path) = first_dirty {
+        if scenario.states.contains(&UserState::Staged) || scenario.states.contains(&UserState::PartiallyStaged) {
+            git(dir, &["add", path]);
+        }
+        if scenario.states.contains(&UserState::PartiallyStaged) {
+            let full = dir.join(path);
+            let mut content = std::fs::read_to_string(&full).unwrap();
+            content += "changed again after staging\n";
+            std::fs::write(full, content).unwrap();
+        }
+    }
+}
+
+/// Put the repository at `dir` in `state` (before the user's own edits).
+fn enter_state(dir: &Path, scenario: &Scenario, state: UserState) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let first = &scenario.files[0].0;
+    let chmod = |path: &str, mode: u32| {
+        std::fs::set_permissions(dir.join(path), std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    match state {
+        UserState::Modes => {
+            chmod(first, 0o600);
+            chmod(&scenario.files[1].0, 0o755);
+            git(dir, &["commit", "-qam", "modes"]);
+        }
+        UserState::UserChmod => chmod(first, 0o755),
+        UserState::AutocrlfInput => {
+            git(dir, &["config", "core.autocrlf", "input"]);
+        }
+        UserState::Sparse => {
+            git(dir, &["sparse-checkout", "set", "--no-cone", "/*", "!/src/"]);
+        }
+        UserState::Merging => {
+            git(dir, &["checkout", "-qb", "side"]);
+            write(dir, first, "side\n");
+            git(dir, &["commit", "-qam", "side"]);
+            git(dir, &["checkout", "-q", "main"]);
+            write(dir, first, "main\n");
+            git(dir, &["commit", "-qam", "main"]);
+            let merged = git_status(dir, &["merge", "-q", "side"]);
+            assert!(!merged, "the merge was meant to conflict");
+        }
+        UserState::Staged | UserState::PartiallyStaged => {}
+    }
+}
+
+/// Run git; whether it succeeded.
+fn git_status(dir: &Path, args: &[&str]) -> bool {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=Soak", "-c", "user.email=soak@example.com", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs")
+        .status
+        .success()
 }
 
 /// The binary, set up to apply `scenario`'s reply in `dir`.
@@ -293,7 +393,10 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
         } else if meta.is_dir() {
             collect(root, &path, files);
         } else {
-            files.insert(relative, std::fs::read(&path).unwrap());
+            use std::os::unix::fs::PermissionsExt as _;
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.extend_from_slice(format!("\n[mode {:o}]", meta.permissions().mode()).as_bytes());
+            files.insert(relative, bytes);
         }
     }
 }
@@ -302,6 +405,7 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
 struct Counts {
     iterations: usize,
     hostile: usize,
+    states: usize,
     kills: usize,
     finished: usize,
     recoveries: usize,
@@ -319,6 +423,7 @@ fn iteration(rng: &mut Rng, work: &Path, counts: &mut Counts) -> Result<(), Stri
     std::fs::create_dir_all(&outside).unwrap();
     build_repo(&real, &outside, &scenario);
     counts.hostile += usize::from(scenario.hostile.is_some());
+    counts.states += usize::from(!scenario.states.is_empty());
     let copied = Command::new("cp").args(["-a"]).arg(&real).arg(&reference).status().unwrap();
     assert!(copied.success());
     let before = state(&real);
@@ -448,9 +553,10 @@ fn killed_at_random_moments_the_repository_is_always_before_or_after() {
         }
     }
     eprintln!(
-        "soak: iterations {} (with a hostile path {}), kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
+        "soak: iterations {} (with a hostile path {}, in a user state {}), kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
         counts.iterations,
         counts.hostile,
+        counts.states,
         counts.kills,
         counts.finished,
         counts.recoveries,
