@@ -1,0 +1,220 @@
+//! The repository's side of the policy: the checks that need the index or
+//! git's view of the repository (submodules, sparse entries, ignored files,
+//! protected paths, conversions, operations in progress, locks held by other
+//! git processes, the user's own changes). Each refuses before anything is
+//! written.
+
+use std::path::{Path, PathBuf};
+
+use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, worktree};
+
+/// A git operation that is under way (merge, rebase, …), and how to settle it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InProgress {
+    pub name: &'static str,
+    /// The commands that finish or abort it.
+    pub settle: &'static str,
+}
+
+impl InProgress {
+    fn of(state: git2::RepositoryState) -> Option<InProgress> {
+        use git2::RepositoryState as S;
+        let (name, settle) = match state {
+            S::Clean => return None,
+            S::Merge => ("a merge", "`git merge --continue` or `git merge --abort`"),
+            S::Revert | S::RevertSequence => ("a revert", "`git revert --continue` or `git revert --abort`"),
+            S::CherryPick | S::CherryPickSequence => {
+                ("a cherry-pick", "`git cherry-pick --continue` or `git cherry-pick --abort`")
+            }
+            S::Bisect => ("a bisect", "`git bisect reset`"),
+            S::Rebase | S::RebaseInteractive | S::RebaseMerge => {
+                ("a rebase", "`git rebase --continue` or `git rebase --abort`")
+            }
+            S::ApplyMailbox | S::ApplyMailboxOrRebase => ("`git am`", "`git am --continue` or `git am --abort`"),
+        };
+        Some(InProgress { name, settle })
+    }
+}
+
+/// The touched paths that hold the user's own changes.
+#[derive(Debug, Default)]
+pub(super) struct WorkingStates {
+    /// Working tree, index or mode differ from HEAD.
+    pub dirty: Vec<String>,
+    /// Staged content that differs from HEAD and from the working tree.
+    pub partially_staged: Vec<String>,
+}
+
+impl GitRepo {
+    /// Check `path` against the whole path policy: the lexical and file
+    /// system rules ([`check_path`]), submodules, protected paths, and
+    /// ignored files (refused unless `allow_ignored`).
+    pub fn check_edit_path(&self, path: &str, allow_ignored: bool) -> Result<PathBuf, SnapshotError> {
+        let full = self.check_confined(path)?;
+        self.check_ignored(path, allow_ignored)?;
+        Ok(full)
+    }
+
+    /// The policy without the ignored-file rule: what is checked again at
+    /// the moment of writing.
+    pub(super) fn check_confined(&self, path: &str) -> Result<PathBuf, PathError> {
+        let full = self.check_contained(path)?;
+        if let Some(reason) = self.protection.reason(path) {
+            return Err(PathError::Protected { path: path.to_string(), reason: reason.to_string() });
+        }
+        Ok(full)
+    }
+
+    /// The submodule (an index entry of mode 160000) that is `path` or one
+    /// of its parent directories, checked out or not.
+    fn submodule_around(&self, path: &str) -> Option<String> {
+        let index = self.repo.index().ok()?;
+        let mut prefix = path;
+        loop {
+            if index.get_path(Path::new(prefix), 0).is_some_and(|e| e.mode == 0o160000) {
+                return Some(prefix.to_string());
+            }
+            prefix = &prefix[..prefix.rfind('/')?];
+        }
+    }
+
+    /// Check a path `read` is asked to show: the edit policy but for
+    /// protection (reading a protected file changes nothing).
+    pub fn check_read_path(&self, path: &str, allow_ignored: bool) -> Result<PathBuf, SnapshotError> {
+        let full = self.check_contained(path)?;
+        self.check_ignored(path, allow_ignored)?;
+        Ok(full)
+    }
+
+    /// [`check_path`], not inside a submodule, and in the sparse checkout.
+    fn check_contained(&self, path: &str) -> Result<PathBuf, PathError> {
+        /// `GIT_INDEX_ENTRY_SKIP_WORKTREE`, in an entry's extended flags.
+        const SKIP_WORKTREE: u16 = 1 << 14;
+        let full = check_path(&self.root, path)?;
+        if let Some(submodule) = self.submodule_around(path) {
+            return Err(PathError::NestedRepository { path: path.to_string(), repo: submodule });
+        }
+        let index = self.repo.index().map_err(|_| PathError::Sparse { path: path.to_string() });
+        if index?.get_path(Path::new(path), 0).is_some_and(|e| e.flags_extended & SKIP_WORKTREE != 0) {
+            return Err(PathError::Sparse { path: path.to_string() });
+        }
+        Ok(full)
+    }
+
+    fn check_ignored(&self, path: &str, allow_ignored: bool) -> Result<(), SnapshotError> {
+        if allow_ignored || self.tracked(path) {
+            return Ok(());
+        }
+        match self.repo.is_path_ignored(path) {
+            Ok(true) => Err(SnapshotError::Ignored { path: path.to_string() }),
+            _ => Ok(()),
+        }
+    }
+
+    fn tracked(&self, path: &str) -> bool {
+        self.repo.index().ok().is_some_and(|index| index.get_path(Path::new(path), 0).is_some())
+    }
+
+    /// The paths among `paths` whose working-tree or staged content (or
+    /// executable bit) differs from HEAD.
+    pub fn dirty_paths(&self, head: &Head, paths: &[String]) -> Result<Vec<String>, TxError> {
+        Ok(self.working_states(head, paths)?.dirty)
+    }
+
+    /// How each of `paths` stands against HEAD and the index.
+    pub(super) fn working_states(&self, head: &Head, paths: &[String]) -> Result<WorkingStates, TxError> {
+        let index = self.repo.index().map_err(TxError::git)?;
+        let mut states = WorkingStates::default();
+        for path in paths {
+            let committed = self.entry_in(head.commit, path);
+            let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
+            let working = worktree::current_blob(&self.root, path)?;
+            let committed_id = committed.map(|(id, _)| id);
+            let mode_changed = working.is_some()
+                && committed.is_some()
+                && self.executable_now(head.commit, path) != self.executable_in(head.commit, path);
+            if staged != committed_id || working != committed_id || mode_changed {
+                states.dirty.push(path.clone());
+            }
+            if staged != committed_id && working != staged {
+                states.partially_staged.push(path.clone());
+            }
+        }
+        Ok(states)
+    }
+
+    /// Refuse a path whose bytes git converts between the working tree and
+    /// the repository (a clean/smudge filter as Git LFS uses, `ident`,
+    /// `working-tree-encoding`, or end-of-line conversion that would change
+    /// these contents): the blob stored must be what `git add` would store,
+    /// and this tool does not run those filters. End-of-line conversion of
+    /// contents without a CR (`core.autocrlf=input`, `text=auto` on LF
+    /// files) is the identity, and is allowed.
+    pub(super) fn refuse_conversion(
+        &self,
+        path: &str,
+        before: Option<&str>,
+        after: Option<&str>,
+    ) -> Result<(), TxError> {
+        let attr = |name: &str| {
+            self.repo.get_attr(Path::new(path), name, git2::AttrCheckFlags::FILE_THEN_INDEX).ok().flatten()
+        };
+        let converted = |conversion: String| Err(TxError::Converted { path: path.to_string(), conversion });
+        if let Some(filter) = attr("filter").filter(|f| !matches!(*f, "false" | "unset" | "")) {
+            return converted(format!("the `{filter}` filter"));
+        }
+        for name in ["ident", "working-tree-encoding"] {
+            if attr(name).is_some_and(|v| v != "false") {
+                return converted(format!("the `{name}` attribute"));
+            }
+        }
+        let has_cr = |text: Option<&str>| text.is_some_and(|t| t.contains('\r'));
+        if !has_cr(before) && !has_cr(after) {
+            return Ok(());
+        }
+        let config = self.repo.config().map_err(TxError::git)?;
+        let autocrlf = config.get_string("core.autocrlf").unwrap_or_default().to_ascii_lowercase();
+        let eol_conversion = match attr("text") {
+            Some("false") => false,
+            Some(_) => true,
+            None => attr("eol").is_some() || matches!(autocrlf.as_str(), "true" | "input"),
+        };
+        if eol_conversion {
+            return converted("end-of-line conversion of its CRLF lines".into());
+        }
+        Ok(())
+    }
+
+    /// Refuse while a merge, rebase, cherry-pick, revert, bisect or `git am`
+    /// is under way, or the index holds conflicts: an edit would be mixed
+    /// into the operation (and a commit would mark the conflict resolved).
+    pub fn refuse_unsettled(&self) -> Result<(), TxError> {
+        if let Some(operation) = InProgress::of(self.repo.state()) {
+            return Err(TxError::InProgress { operation });
+        }
+        let index = self.repo.index().map_err(TxError::git)?;
+        if index.has_conflicts() {
+            let mut paths: Vec<String> = index
+                .conflicts()
+                .map_err(TxError::git)?
+                .filter_map(|c| c.ok())
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            paths.dedup();
+            return Err(TxError::Conflicted { paths });
+        }
+        Ok(())
+    }
+
+    /// Refuse, before any object is written, while another git process
+    /// holds the index or the branch: the run would fail halfway otherwise.
+    pub(super) fn refuse_held_locks(&self, head: &Head) -> Result<(), TxError> {
+        let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
+        let locks = [self.repo.path().join("index.lock"), dir.join(format!("{}.lock", head.reference))];
+        match locks.into_iter().find(|lock| lock.symlink_metadata().is_ok()) {
+            Some(lock) => Err(TxError::Locked { lock }),
+            None => Ok(()),
+        }
+    }
+}
