@@ -290,11 +290,15 @@ fn enter_state(dir: &Path, scenario: &Scenario, state: UserState) {
             git(dir, &["sparse-checkout", "set", "--no-cone", "/*", "!/src/"]);
         }
         UserState::Merging => {
+            // A file of its own at the root: in every sparse checkout.
+            write(dir, "conflict.txt", "base\n");
+            git(dir, &["add", "conflict.txt"]);
+            git(dir, &["commit", "-qm", "base"]);
             git(dir, &["checkout", "-qb", "side"]);
-            write(dir, first, "side\n");
+            write(dir, "conflict.txt", "side\n");
             git(dir, &["commit", "-qam", "side"]);
             git(dir, &["checkout", "-q", "main"]);
-            write(dir, first, "main\n");
+            write(dir, "conflict.txt", "main\n");
             git(dir, &["commit", "-qam", "main"]);
             let merged = git_status(dir, &["merge", "-q", "side"]);
             assert!(!merged, "the merge was meant to conflict");
