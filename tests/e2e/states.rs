@@ -223,44 +223,52 @@ fn sparse_checkout_paths_are_refused() {
     assert!(!repo.path().join("out/b.txt").exists());
 }
 
-/// Git's content conversions: where the tool would store other bytes than
-/// `git add` (CRLF normalised, a clean/smudge filter such as LFS, `ident`),
-/// the commit is refused and nothing changes; where the conversion is the
-/// identity (LF contents under `core.autocrlf=input`), the commit is what
-/// git makes by hand.
+/// Git's content conversions (CRLF under `core.autocrlf` or `eol`, a
+/// clean/smudge filter standing in for Git LFS, `ident`): the commit, the
+/// index and the working tree are exactly what editing by hand and
+/// `git commit -a` make, and `undo` restores the working-tree form.
 #[test]
-fn content_conversions_are_refused_unless_they_change_nothing() {
-    let refusing: [(&str, &str, &str); 4] = [
-        ("core.autocrlf=true", "", "end-of-line conversion"),
-        ("", "*.txt text eol=crlf\n", "end-of-line conversion"),
-        ("filter.fake.clean=cat", "*.txt filter=fake\n", "the `fake` filter"),
-        ("", "*.txt ident\n", "the `ident` attribute"),
+fn content_conversions_commit_what_git_add_would() {
+    let cases: [(&str, &str, &str, &str); 5] = [
+        ("core.autocrlf=true", "", "a\r\nb\r\n", "A\r\nb\r\n"),
+        ("core.autocrlf=input", "", "a\nb\n", "A\nb\n"),
+        ("", "*.txt text eol=crlf\n", "a\r\nb\r\n", "A\r\nb\r\n"),
+        ("", "*.txt filter=fake\n", "a\nb\n", "A\nb\n"),
+        ("", "*.txt ident\n", "$Id$\nline\n", "$Id$\nLINE\n"),
     ];
-    for (config, attributes, says) in refusing {
-        let repo = TestRepo::with(&[(".gitattributes", attributes), ("a.txt", "a\r\nb\r\n")]);
-        if let Some((key, value)) = config.split_once('=') {
-            repo.git(&["config", key, value]);
-        }
-        let before = repo.state();
-        let out =
-            repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", "A\r\nb\r\n")])).output();
-        let out = out.unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{config} {attributes}: {stderr}");
-        assert!(stderr.contains(says), "{stderr}");
-        assert_eq!(repo.state(), before, "{config} {attributes}");
+    for (config, attributes, before, after) in cases {
+        let setup = || {
+            let repo = TestRepo::with(&[(".gitattributes", attributes)]);
+            // The fake filter stores lines marked, and checks them out plain.
+            repo.git(&["config", "filter.fake.clean", "sed s/^/stored:/"]);
+            repo.git(&["config", "filter.fake.smudge", "sed s/^stored://"]);
+            if let Some((key, value)) = config.split_once('=') {
+                repo.git(&["config", key, value]);
+            }
+            repo.write("a.txt", before);
+            repo.git(&["add", "a.txt"]);
+            repo.git(&["commit", "-qm", "a"]);
+            // What checkout writes (CRLF, smudged, the expanded $Id$).
+            std::fs::remove_file(repo.path().join("a.txt")).unwrap();
+            repo.git(&["checkout", "--", "a.txt"]);
+            repo
+        };
+        let ours = setup();
+        let on_disk = String::from_utf8(ours.read("a.txt").unwrap()).unwrap();
+        assert_eq!(ours.git(&["status", "--porcelain"]), "", "{config} {attributes}: clean before");
+        // The model edits what it read: ident's expanded `$Id: … $` stays.
+        let edited = if attributes.contains("ident") { on_disk.replace("line", "LINE") } else { after.to_string() };
+        ours.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", &edited)])).assert().success();
+        let by_hand = setup();
+        by_hand.write("a.txt", &edited);
+        by_hand.git(&["commit", "-qam", "by hand"]);
+        assert_eq!(git_view(&ours), git_view(&by_hand), "{config} {attributes}");
+        assert_eq!(ours.read("a.txt"), by_hand.read("a.txt"), "{config} {attributes}: working tree");
+        assert_eq!(ours.git(&["status", "--porcelain"]), "", "{config} {attributes}: clean after");
+        ours.apply().arg("undo").assert().success();
+        assert_eq!(ours.read("a.txt").unwrap(), on_disk.as_bytes(), "{config} {attributes}: undo");
+        assert_eq!(ours.git(&["status", "--porcelain"]), "", "{config} {attributes}: clean after undo");
     }
-    let setup = || {
-        let repo = TestRepo::with(&[("a.txt", "a\nb\n")]);
-        repo.git(&["config", "core.autocrlf", "input"]);
-        repo
-    };
-    let ours = setup();
-    ours.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("a.txt", "A\nb\n")])).assert().success();
-    let by_hand = setup();
-    by_hand.write("a.txt", "A\nb\n");
-    by_hand.git(&["commit", "-qam", "by hand"]);
-    assert_eq!(git_view(&ours), git_view(&by_hand));
 }
 
 /// Checks run on an unborn branch (against an empty base), and the first

@@ -198,8 +198,9 @@ impl From<TxError> for CommandError {
             ),
             TxError::PartiallyStaged { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("commit, stash or unstage one of the two versions first; nothing was changed"),
-            TxError::Converted { .. } => CommandError::new(Exit::EditsFailed, error.to_string())
-                .hint("apply with --no-commit, then `git add` and commit the file yourself; nothing was changed"),
+            TxError::Converted { .. } => CommandError::new(Exit::EditsFailed, error.to_string()).hint(
+                "check that the filter git names is installed (`git add` fails the same way); nothing was changed",
+            ),
             TxError::Bare { .. } => CommandError::usage(error.to_string())
                 .hint("run it in a checkout of the repository (`git worktree add` makes one)"),
             TxError::Locked { .. } => CommandError::new(Exit::Conflict, error.to_string())

@@ -45,6 +45,13 @@ pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
             if args.dry_run { "would be" } else { "is" },
             &undone.now[..12]
         );
+        if !undone.left.is_empty() {
+            println!(
+                "warning: {} changed meanwhile and {} left as it is.",
+                undone.left.join(", "),
+                if undone.left.len() == 1 { "was" } else { "were" }
+            );
+        }
     }
     Ok(Exit::Ok)
 }

@@ -13,7 +13,9 @@ use serde::Serialize;
 use super::guard::WorkingStates;
 use super::journal::{self, Entry, Journal};
 use super::lock::RepoLock;
-use super::{CheckResult, GitRepo, Head, TRAILER, TxError, USER_TRAILER, fault, gitlock, sandbox, undo, worktree};
+use super::{
+    CheckResult, GitRepo, Head, TRAILER, TxError, USER_TRAILER, convert, fault, gitlock, sandbox, undo, worktree,
+};
 use crate::limits::nul_offset;
 
 /// What to do with uncommitted changes in a file the reply edits.
@@ -139,7 +141,7 @@ impl GitRepo {
         request: &CommitRequest<'_>,
     ) -> Result<Result<Committed, ChecksFailed>, TxError> {
         let flat = self.flatten(changes, planned)?;
-        let dirty = self.refuse_before_writing(head, snapshots, &flat, request.dirty)?;
+        let dirty = self.refuse_before_writing(head, &flat, request.dirty)?;
         let snapshot_of = |path: &str| snapshots.iter().find(|f| f.path == path);
         let user_commit = match request.dirty {
             DirtyPolicy::CommitFirst if !dirty.is_empty() => {
@@ -150,7 +152,7 @@ impl GitRepo {
         let parent = user_commit.or(head.commit);
         let mut blobs = BTreeMap::new();
         for (path, content) in &flat {
-            let blob = content.map(|c| self.repo.blob(c.as_bytes())).transpose().map_err(TxError::git)?;
+            let blob = content.map(|c| self.blob_for(path, c.as_bytes())).transpose()?;
             blobs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head.commit, path))));
         }
         let tree = self.tree_with(parent, &blobs)?;
@@ -201,21 +203,16 @@ impl GitRepo {
     }
 
     /// Every refusal that must come before an object is written: locks held
-    /// by other git processes, operations in progress, conversions, partly
-    /// staged files, and the `refuse` dirty policy. The dirty paths, if not.
+    /// by other git processes, operations in progress, partly staged files,
+    /// and the `refuse` dirty policy. The dirty paths, if not.
     fn refuse_before_writing(
         &self,
         head: &Head,
-        snapshots: &[File],
         flat: &BTreeMap<String, Option<&str>>,
         policy: DirtyPolicy,
     ) -> Result<Vec<String>, TxError> {
         self.refuse_held_locks(head)?;
         self.refuse_unsettled()?;
-        for (path, content) in flat {
-            let before = snapshots.iter().find(|f| &f.path == path).map(|f| f.content.as_str());
-            self.refuse_conversion(path, before, *content)?;
-        }
         let touched: Vec<String> = flat.keys().cloned().collect();
         let WorkingStates { dirty, partially_staged } = self.working_states(head, &touched)?;
         if !partially_staged.is_empty() {
@@ -237,8 +234,7 @@ impl GitRepo {
     ) -> Result<Oid, TxError> {
         let mut theirs = BTreeMap::new();
         for path in dirty {
-            let blob = snapshot_of(path).map(|f| self.repo.blob(f.content.as_bytes())).transpose();
-            let blob = blob.map_err(TxError::git)?;
+            let blob = snapshot_of(path).map(|f| self.blob_for(path, f.content.as_bytes())).transpose()?;
             theirs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head.commit, path))));
         }
         let tree = self.tree_with(head.commit, &theirs)?;
@@ -247,6 +243,15 @@ impl GitRepo {
             dirty.join(", ")
         );
         self.write_commit(head.commit, tree, &message)
+    }
+
+    /// The blob `git add` would store for `bytes` (working-tree form) at
+    /// `path`: through git's conversions where it has some.
+    fn blob_for(&self, path: &str, bytes: &[u8]) -> Result<Oid, TxError> {
+        match convert::conversion(&self.repo, path) {
+            None => self.repo.blob(bytes).map_err(TxError::git),
+            Some(_) => convert::clean(&self.root, path, bytes, true),
+        }
     }
 
     /// A commit object of `tree` on `parent` (no reference moves).
@@ -393,6 +398,7 @@ impl GitRepo {
                             deleted: true,
                             executable,
                             write: true,
+                            blob: None,
                         }],
                         false,
                         "",

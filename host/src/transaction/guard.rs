@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, worktree};
+use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, convert, worktree};
 
 /// A git operation that is under way (merge, rebase, …), and how to settle it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,7 +128,7 @@ impl GitRepo {
         for path in paths {
             let committed = self.entry_in(head.commit, path);
             let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
-            let working = worktree::current_blob(&self.root, path)?;
+            let working = self.working_blob(path)?;
             let committed_id = committed.map(|(id, _)| id);
             let mode_changed = working.is_some()
                 && committed.is_some()
@@ -143,46 +143,15 @@ impl GitRepo {
         Ok(states)
     }
 
-    /// Refuse a path whose bytes git converts between the working tree and
-    /// the repository (a clean/smudge filter as Git LFS uses, `ident`,
-    /// `working-tree-encoding`, or end-of-line conversion that would change
-    /// these contents): the blob stored must be what `git add` would store,
-    /// and this tool does not run those filters. End-of-line conversion of
-    /// contents without a CR (`core.autocrlf=input`, `text=auto` on LF
-    /// files) is the identity, and is allowed.
-    pub(super) fn refuse_conversion(
-        &self,
-        path: &str,
-        before: Option<&str>,
-        after: Option<&str>,
-    ) -> Result<(), TxError> {
-        let attr = |name: &str| {
-            self.repo.get_attr(Path::new(path), name, git2::AttrCheckFlags::FILE_THEN_INDEX).ok().flatten()
-        };
-        let converted = |conversion: String| Err(TxError::Converted { path: path.to_string(), conversion });
-        if let Some(filter) = attr("filter").filter(|f| !matches!(*f, "false" | "unset" | "")) {
-            return converted(format!("the `{filter}` filter"));
+    /// The blob `git add` would make of the working file at `path` (`None`:
+    /// it does not exist), through git's conversions where it has some.
+    fn working_blob(&self, path: &str) -> Result<Option<git2::Oid>, TxError> {
+        match convert::conversion(&self.repo, path) {
+            None => worktree::current_blob(&self.root, path),
+            Some(_) => worktree::current(&self.root, path)?
+                .map(|bytes| convert::clean(&self.root, path, &bytes, false))
+                .transpose(),
         }
-        for name in ["ident", "working-tree-encoding"] {
-            if attr(name).is_some_and(|v| v != "false") {
-                return converted(format!("the `{name}` attribute"));
-            }
-        }
-        let has_cr = |text: Option<&str>| text.is_some_and(|t| t.contains('\r'));
-        if !has_cr(before) && !has_cr(after) {
-            return Ok(());
-        }
-        let config = self.repo.config().map_err(TxError::git)?;
-        let autocrlf = config.get_string("core.autocrlf").unwrap_or_default().to_ascii_lowercase();
-        let eol_conversion = match attr("text") {
-            Some("false") => false,
-            Some(_) => true,
-            None => attr("eol").is_some() || matches!(autocrlf.as_str(), "true" | "input"),
-        };
-        if eol_conversion {
-            return converted("end-of-line conversion of its CRLF lines".into());
-        }
-        Ok(())
     }
 
     /// Refuse while a merge, rebase, cherry-pick, revert, bisect or `git am`

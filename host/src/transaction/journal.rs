@@ -211,7 +211,7 @@ impl Journal {
                 };
                 let content = match fresh.and_then(|f| f.get(&entry.path)) {
                     Some(content) => content.map(|c| Cow::Borrowed(c.as_bytes())),
-                    None if write => self.content(repo, state_dir, entry)?.map(Cow::Owned),
+                    None if write => self.content(repo, root, state_dir, entry)?.map(Cow::Owned),
                     None => None,
                 };
                 writes.push(worktree::PathUpdate {
@@ -220,6 +220,10 @@ impl Journal {
                     deleted: entry.after.is_none(),
                     executable: entry.executable,
                     write,
+                    blob: match &entry.source {
+                        Some(Source::Blob(hex)) => Oid::from_str(hex).ok(),
+                        _ => None,
+                    },
                 });
                 recovery.completed.push(entry.path.clone());
             }
@@ -230,13 +234,19 @@ impl Journal {
     }
 
     /// An entry's new content, read back from where the run kept it.
-    fn content(&self, repo: &Repository, state_dir: &Path, entry: &Entry) -> Result<Option<Vec<u8>>, TxError> {
+    fn content(
+        &self,
+        repo: &Repository,
+        root: &Path,
+        state_dir: &Path,
+        entry: &Entry,
+    ) -> Result<Option<Vec<u8>>, TxError> {
         match &entry.source {
             None => Ok(None),
             Some(Source::Blob(hex)) => {
                 let id = Oid::from_str(hex)
                     .map_err(|e| TxError::Git(format!("bad object id {hex:?} in the journal: {e}")))?;
-                Ok(Some(repo.find_blob(id).map_err(TxError::git)?.content().to_vec()))
+                worktree::checkout_form(repo, root, &entry.path, id).map(Some)
             }
             Some(Source::Pending(name)) => {
                 let file = state_dir.join(PENDING).join(name);

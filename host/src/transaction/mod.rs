@@ -6,6 +6,7 @@
 //! that a killed run's successor finishes.
 
 mod commit;
+mod convert;
 pub mod fault;
 mod gitlock;
 mod guard;
@@ -76,10 +77,7 @@ pub enum TxError {
     PartiallyStaged { paths: Vec<String> },
     #[error("{} is a bare repository: edits need a working tree", path.display())]
     Bare { path: PathBuf },
-    #[error(
-        "{path} is converted by git when it is staged or checked out ({conversion}); this tool stores bytes \
-         unconverted, so it does not commit this file"
-    )]
+    #[error("git could not convert {path} between the working tree and the repository: {conversion}")]
     Converted { path: String, conversion: String },
 }
 

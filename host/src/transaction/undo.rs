@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::journal::{self, Entry, Journal};
 use super::lock::RepoLock;
-use super::{GitRepo, Head, TRAILER, TxError};
+use super::{GitRepo, Head, TRAILER, TxError, worktree};
 
 /// Commits this tool made in this worktree, one id a line.
 const MADE: &str = "made";
@@ -32,6 +32,8 @@ pub struct Undone {
     /// Where the branch points now (or would).
     pub now: String,
     pub dry_run: bool,
+    /// Paths that changed while it ran and were left as they are.
+    pub left: Vec<String>,
 }
 
 /// Remember that this tool made `commit`.
@@ -80,11 +82,11 @@ impl GitRepo {
         }
         let parent =
             commit.parent(0).map_err(|_| TxError::Refused("the agent commit has no parent to go back to".into()))?;
-        let restored = self.switch(&head, commit_id, parent.id(), "agent-apply: undo", dry_run)?;
+        let (restored, left) = self.switch(&head, commit_id, parent.id(), "agent-apply: undo", dry_run)?;
         if !dry_run {
             append(&self.state_dir, UNDONE, &format!("{commit_id} {}", parent.id()))?;
         }
-        Ok(Undone { commit: commit_id.to_string(), format, restored, now: parent.id().to_string(), dry_run })
+        Ok(Undone { commit: commit_id.to_string(), format, restored, now: parent.id().to_string(), dry_run, left })
     }
 
     /// Redo the last undo: move the branch forward to the commit it undid,
@@ -107,20 +109,29 @@ impl GitRepo {
         let format = self.repo.find_commit(commit_id).map_err(bad)?.message().unwrap_or("").to_string();
         let format = format.lines().find_map(|l| l.strip_prefix(&format!("{TRAILER}: "))).unwrap_or("").trim();
         let from = Oid::from_str(&parent).map_err(bad)?;
-        let restored = self.switch(&head, from, commit_id, "agent-apply: redo", dry_run)?;
+        let (restored, left) = self.switch(&head, from, commit_id, "agent-apply: redo", dry_run)?;
         if !dry_run {
             undone.pop();
             let file = self.state_dir.join(UNDONE);
             let text: String = undone.iter().map(|l| format!("{l}\n")).collect();
             std::fs::write(&file, text).map_err(|e| TxError::io(&file, e))?;
         }
-        Ok(Undone { commit, format: format.to_string(), restored, now: commit_id.to_string(), dry_run })
+        Ok(Undone { commit, format: format.to_string(), restored, now: commit_id.to_string(), dry_run, left })
     }
 
     /// Move the branch from `from` (where it is) to `to`, bringing every path
     /// that differs between their trees to `to`'s content, under the
     /// journal; refused when one of those paths changed since `from`.
-    fn switch(&self, head: &Head, from: Oid, to: Oid, log: &str, dry_run: bool) -> Result<Vec<String>, TxError> {
+    /// Returns the paths, and those left as they were because they changed
+    /// while it ran (the branch has moved all the same).
+    fn switch(
+        &self,
+        head: &Head,
+        from: Oid,
+        to: Oid,
+        log: &str,
+        dry_run: bool,
+    ) -> Result<(Vec<String>, Vec<String>), TxError> {
         let tree_of = |id: Oid| self.repo.find_commit(id).and_then(|c| c.tree()).map_err(TxError::git);
         let diff =
             self.repo.diff_tree_to_tree(Some(&tree_of(from)?), Some(&tree_of(to)?), None).map_err(TxError::git)?;
@@ -142,21 +153,24 @@ impl GitRepo {
             )));
         }
         if dry_run {
-            return Ok(paths);
+            return Ok((paths, Vec::new()));
         }
         let _lock = RepoLock::acquire(&self.state_dir)?;
+        // Digests of what the working tree holds (git's conversions applied).
         let digest_in = |commit: Oid, path: &str| -> Result<Option<String>, TxError> {
             self.entry_in(Some(commit), path)
-                .map(|(id, _)| self.repo.find_blob(id).map(|b| journal::digest(b.content())))
+                .map(|(id, _)| worktree::checkout_form(&self.repo, &self.root, path, id).map(|b| journal::digest(&b)))
                 .transpose()
-                .map_err(TxError::git)
         };
         let entries: Vec<Entry> = paths
             .iter()
             .map(|path| {
                 Ok(Entry {
                     path: path.clone(),
-                    before: digest_in(from, path)?,
+                    // The file as it is now (checked clean against `from`
+                    // above): what git's filters would write for `from` can
+                    // differ in bytes that do not count (an expanded $Id$).
+                    before: worktree::current_digest(&self.root, path)?,
                     after: digest_in(to, path)?,
                     source: self.entry_in(Some(to), path).map(|(id, _)| journal::Source::Blob(id.to_string())),
                     executable: self.executable_in(Some(to), path),
@@ -166,7 +180,7 @@ impl GitRepo {
         let journal = Journal::new(Some(head.reference.clone()), Some(from), Some(to), true, entries);
         journal.write(&self.state_dir)?;
         self.move_reference(head, to, log)?;
-        journal.finish(&self.repo, &self.root, &self.state_dir, None)?;
-        Ok(paths)
+        let recovery = journal.finish(&self.repo, &self.root, &self.state_dir, None)?;
+        Ok((paths, recovery.left))
     }
 }

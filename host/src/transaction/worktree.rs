@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, check_path, fault, gitlock, journal};
+use super::{TxError, check_path, convert, fault, gitlock, journal};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -20,6 +20,18 @@ pub struct PathUpdate<'c> {
     /// Whether the file still needs writing or removing (false: it already
     /// holds the new state, only the index may need it).
     pub write: bool,
+    /// The blob the commit stores for it: the index entry of a path git
+    /// converts takes this id (libgit2 cannot run git's filters).
+    pub blob: Option<Oid>,
+}
+
+/// What `git checkout` writes for `blob` at `path`: the blob's bytes, or
+/// for a path git converts, the bytes git's filters make of it.
+pub fn checkout_form(repo: &Repository, root: &Path, path: &str, blob: Oid) -> Result<Vec<u8>, TxError> {
+    match convert::conversion(repo, path) {
+        None => Ok(repo.find_blob(blob).map_err(TxError::git)?.content().to_vec()),
+        Some(_) => convert::smudge(root, path, blob),
+    }
 }
 
 /// The working-tree file at `path`, or `None` if it does not exist.
@@ -164,8 +176,12 @@ fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[Path
         repo.set_index(&mut index).map_err(TxError::git)?;
         for update in updates {
             let path = Path::new(&update.path);
+            let converted = || convert::conversion(repo, &update.path).is_some();
             match update.deleted {
-                false => index.add_path(path).map_err(TxError::git)?,
+                false => match update.blob {
+                    Some(blob) if converted() => index.add(&stat_entry(repo, update, blob)?).map_err(TxError::git)?,
+                    _ => index.add_path(path).map_err(TxError::git)?,
+                },
                 true => match index.remove_path(path) {
                     Err(e) if e.code() != git2::ErrorCode::NotFound => return Err(TxError::git(e)),
                     _ => {}
@@ -184,6 +200,35 @@ fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[Path
     let mut real = git2::Index::open(&index_path).map_err(TxError::git)?;
     repo.set_index(&mut real).map_err(TxError::git)?;
     result
+}
+
+/// An index entry for the working file of `update`, holding `blob`, with
+/// the file's stat data (so git sees it clean without rehashing it).
+#[cfg(unix)]
+fn stat_entry(repo: &Repository, update: &PathUpdate, blob: Oid) -> Result<git2::IndexEntry, TxError> {
+    use std::os::unix::fs::MetadataExt as _;
+    let full = repo.workdir().expect("a working tree").join(&update.path);
+    let meta = std::fs::symlink_metadata(&full).map_err(|e| TxError::io(&full, e))?;
+    // Index fields are 32 bits wide; git truncates the same way.
+    Ok(git2::IndexEntry {
+        ctime: git2::IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32),
+        mtime: git2::IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        mode: if meta.mode() & 0o111 != 0 { 0o100755 } else { 0o100644 },
+        uid: meta.uid(),
+        gid: meta.gid(),
+        file_size: meta.size() as u32,
+        id: blob,
+        flags: update.path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: update.path.as_bytes().to_vec(),
+    })
+}
+
+#[cfg(not(unix))]
+fn stat_entry(_repo: &Repository, _update: &PathUpdate, _blob: Oid) -> Result<git2::IndexEntry, TxError> {
+    Err(TxError::Refused("paths git converts are committed on Unix only".into()))
 }
 
 /// The length of a temp file's name (`.agent-apply-` + 16 hex digits +
