@@ -415,3 +415,86 @@ fn undo_is_previewable_and_reversible() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no undo to redo"));
 }
+
+/// The matrix: each content state (plain, CRLF under autocrlf or `eol`, a
+/// clean/smudge filter, `ident`, a 0600 file, an executable) × each dirty
+/// policy, with the user's own uncommitted edit in the file. The tool's
+/// result is compared with the user doing the same by hand with `git`:
+/// `commit-first` is `git commit -a` of their change then of the edit,
+/// `include` one `git commit -a` of both, `refuse` changes nothing.
+#[test]
+fn each_state_under_each_dirty_policy_matches_git_by_hand() {
+    type Setup = fn(&TestRepo);
+    let states: [(&str, Setup, &str); 7] = [
+        ("plain", |_| {}, "\n"),
+        ("autocrlf=true", |r| drop(r.git(&["config", "core.autocrlf", "true"])), "\r\n"),
+        ("eol=crlf", |r| r.write(".gitattributes", "*.txt text eol=crlf\n"), "\r\n"),
+        ("clean/smudge filter", |r| r.write(".gitattributes", "*.txt filter=fake\n"), "\n"),
+        ("ident", |r| r.write(".gitattributes", "*.txt ident\n"), "\n"),
+        (
+            "0600",
+            |r| std::fs::set_permissions(r.path().join("a.txt"), std::fs::Permissions::from_mode(0o600)).unwrap(),
+            "\n",
+        ),
+        (
+            "executable",
+            |r| std::fs::set_permissions(r.path().join("a.txt"), std::fs::Permissions::from_mode(0o755)).unwrap(),
+            "\n",
+        ),
+    ];
+    for (name, enter, eol) in states {
+        let lines = |l: &[&str]| l.iter().map(|line| format!("{line}{eol}")).collect::<String>();
+        let setup = || {
+            let repo = TestRepo::with(&[("a.txt", "")]);
+            repo.git(&["config", "filter.fake.clean", "sed s/^/stored:/"]);
+            repo.git(&["config", "filter.fake.smudge", "sed s/^stored://"]);
+            enter(&repo);
+            repo.write("a.txt", &lines(&["$Id$", "one", "two", "three"]));
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-qm", "state"]);
+            std::fs::remove_file(repo.path().join("a.txt")).unwrap();
+            repo.git(&["checkout", "--", "a.txt"]);
+            enter(&repo);
+            // The user's own uncommitted edit.
+            let checked_out = String::from_utf8(repo.read("a.txt").unwrap()).unwrap();
+            repo.write("a.txt", &checked_out.replace("three", "three (mine)"));
+            enter(&repo);
+            repo
+        };
+        for policy in POLICIES {
+            let ours = setup();
+            let current = String::from_utf8(ours.read("a.txt").unwrap()).unwrap();
+            let edited = current.replace("one", "ONE");
+            let before = ours.state();
+            let out = ours
+                .apply()
+                .args(["--format", "whole", "--dirty", policy])
+                .write_stdin(whole_reply(&[("a.txt", &edited)]))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if policy == "refuse" {
+                assert_eq!(out.status.code(), Some(4), "{name} {policy}: {stderr}");
+                assert_eq!(ours.state(), before, "{name} {policy}");
+                continue;
+            }
+            assert!(out.status.success(), "{name} {policy}: {stderr}");
+            let by_hand = setup();
+            if policy == "commit-first" {
+                by_hand.git(&["commit", "-qam", "mine"]);
+            }
+            by_hand.write("a.txt", &edited);
+            enter(&by_hand);
+            by_hand.git(&["commit", "-qam", "by hand"]);
+            assert_eq!(git_view(&ours), git_view(&by_hand), "{name} {policy}");
+            assert_eq!(
+                ours.git(&["ls-tree", "-r", "HEAD~1"]),
+                by_hand.git(&["ls-tree", "-r", "HEAD~1"]),
+                "{name} {policy}"
+            );
+            assert_eq!(ours.read("a.txt"), by_hand.read("a.txt"), "{name} {policy}: bytes");
+            let path = ours.path().join("a.txt");
+            assert_eq!(mode(&path), mode(&by_hand.path().join("a.txt")), "{name} {policy}: mode");
+        }
+    }
+}
