@@ -139,21 +139,6 @@ fn no_commit_mode_is_crash_safe_too() {
     }
 }
 
-/// The binary started in `repo` with `args`, `reply` on its stdin and its
-/// output captured: for tests that race or kill it.
-fn spawn_applier(repo: &TestRepo, args: &[&str], reply: &str) -> std::process::Child {
-    let mut child = repo
-        .apply_process()
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), reply.as_bytes()).unwrap();
-    child
-}
-
 #[test]
 fn racing_appliers_never_lose_an_update() {
     const ROUNDS: usize = 30;
@@ -164,7 +149,7 @@ fn racing_appliers_never_lose_an_update() {
         let ours = whole_reply(&[("a.txt", &format!("first {round}\n"))]);
         let theirs_path = if overlapping { "a.txt" } else { "b.txt" };
         let theirs = whole_reply(&[(theirs_path, &format!("second {round}\n"))]);
-        let spawn = |reply: String| spawn_applier(&repo, &["--format", "whole", "-"], &reply);
+        let spawn = |reply: String| repo.spawn_apply(&["--format", "whole", "-"], &reply);
         let (a, b) = (spawn(ours.clone()), spawn(theirs.clone()));
         let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
         let mut winners = Vec::new();
@@ -228,7 +213,7 @@ fn a_run_killed_during_its_checks_takes_its_checks_with_it() {
     let old = repo.head();
     let marker = repo.path().join(".git/check-pid");
     let check = format!("echo $$ > {}; exec sleep 60", marker.display());
-    let mut child = spawn_applier(&repo, &["--format", "whole", "--check", &check, "-"], &whole_reply(AFTER));
+    let mut child = repo.spawn_apply(&["--format", "whole", "--check", &check, "-"], &whole_reply(AFTER));
     let started = std::time::Instant::now();
     let check_pid: u32 = loop {
         if let Some(pid) = std::fs::read_to_string(&marker).ok().and_then(|s| s.trim().parse().ok()) {

@@ -115,6 +115,21 @@ impl TestRepo {
         cmd
     }
 
+    /// The binary started here with `args`, `reply` on its stdin and its
+    /// output captured: for tests that race, wait on or kill it.
+    pub fn spawn_apply(&self, args: &[&str], reply: &str) -> std::process::Child {
+        let mut child = self
+            .apply_process()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), reply.as_bytes()).unwrap();
+        child
+    }
+
     /// The tree of HEAD as path → content.
     pub fn committed(&self, path: &str) -> Option<String> {
         let out =
@@ -159,6 +174,15 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
         } else {
             files.push((path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
         }
+    }
+}
+
+/// Wait until `path` exists (a check's "I started" mark), two minutes at most.
+pub fn wait_for(path: &Path) {
+    let waiting = std::time::Instant::now();
+    while !path.exists() {
+        assert!(waiting.elapsed() < std::time::Duration::from_secs(120), "{} never appeared", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

@@ -7,7 +7,7 @@
 use std::os::unix::fs::symlink;
 use std::time::{Duration, Instant};
 
-use crate::repo::{TestRepo, whole_reply};
+use crate::repo::{TestRepo, wait_for, whole_reply};
 
 /// The fixed temp name the tool once wrote beside `name`, planted as a
 /// tracked symlink to a file outside: nothing outside may change, and the
@@ -130,20 +130,8 @@ fn a_killed_run_takes_its_checks_background_processes_with_it() {
     let started_mark = repo.path().join(".git/check-started");
     let late_mark = repo.path().join(".git/check-late");
     let check = format!("touch {}; ( sleep 3; touch {} ) & sleep 60", started_mark.display(), late_mark.display());
-    let mut child = repo
-        .apply_process()
-        .args(["--format", "whole", "--check", &check, "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), whole_reply(&[("a.txt", "A\n")]).as_bytes()).unwrap();
-    let started = Instant::now();
-    while !started_mark.exists() {
-        assert!(started.elapsed() < Duration::from_secs(120), "the check never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = repo.spawn_apply(&["--format", "whole", "--check", &check, "-"], &whole_reply(&[("a.txt", "A\n")]));
+    wait_for(&started_mark);
     child.kill().unwrap();
     child.wait().unwrap();
     std::thread::sleep(Duration::from_secs(5));

@@ -8,9 +8,8 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::time::Duration;
 
-use crate::repo::{TestRepo, whole_reply};
+use crate::repo::{TestRepo, wait_for, whole_reply};
 
 const POLICIES: [&str; 3] = ["commit-first", "include", "refuse"];
 
@@ -123,20 +122,8 @@ fn staging_done_while_checks_run_is_kept() {
     let repo = TestRepo::with(&[("a.txt", "a\n"), ("notes.txt", "n\n")]);
     let started = repo.path().join(".git/check-started");
     let check = format!("touch {}; sleep 2", started.display());
-    let mut child = repo
-        .apply_process()
-        .args(["--format", "whole", "--check", &check, "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), whole_reply(&[("a.txt", "A\n")]).as_bytes()).unwrap();
-    let waiting = std::time::Instant::now();
-    while !started.exists() {
-        assert!(waiting.elapsed() < Duration::from_secs(120), "the check never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = repo.spawn_apply(&["--format", "whole", "--check", &check, "-"], &whole_reply(&[("a.txt", "A\n")]));
+    wait_for(&started);
     repo.write("notes.txt", "staged while the check ran\n");
     repo.git(&["add", "notes.txt"]);
     let out = child.wait_with_output().unwrap();
@@ -305,20 +292,8 @@ fn the_loser_of_a_race_leaves_no_journal() {
     let repo = TestRepo::with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
     let started = repo.path().join(".git/check-started");
     let check = format!("touch {}; sleep 2", started.display());
-    let mut slow = repo
-        .apply_process()
-        .args(["--format", "whole", "--check", &check, "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut slow.stdin.take().unwrap(), whole_reply(&[("a.txt", "A\n")]).as_bytes()).unwrap();
-    let waiting = std::time::Instant::now();
-    while !started.exists() {
-        assert!(waiting.elapsed() < Duration::from_secs(120), "the check never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let slow = repo.spawn_apply(&["--format", "whole", "--check", &check, "-"], &whole_reply(&[("a.txt", "A\n")]));
+    wait_for(&started);
     repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("b.txt", "B\n")])).assert().success();
     let out = slow.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));

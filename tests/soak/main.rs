@@ -219,15 +219,20 @@ fn scenario(rng: &mut Rng) -> Scenario {
     Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile, states }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
+/// `git args` in `dir`, with the soak's identity and no user config.
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command
         .current_dir(dir)
         .args(["-c", "user.name=Soak", "-c", "user.email=soak@example.com", "-c", "commit.gpgsign=false"])
         .args(args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
+        .env("HOME", dir);
+    command
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_command(dir, args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -309,16 +314,7 @@ fn enter_state(dir: &Path, scenario: &Scenario, state: UserState) {
 
 /// Run git; whether it succeeded.
 fn git_status(dir: &Path, args: &[&str]) -> bool {
-    Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=Soak", "-c", "user.email=soak@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs")
-        .status
-        .success()
+    git_command(dir, args).output().expect("git runs").status.success()
 }
 
 /// The binary, set up to apply `scenario`'s reply in `dir`.

@@ -1,8 +1,4 @@
 set -euo pipefail
-git init -q -b main "$OUTSIDE/subrepo"
-echo s > "$OUTSIDE/subrepo/s.txt"
-git -C "$OUTSIDE/subrepo" add s.txt
-git -C "$OUTSIDE/subrepo" commit -qm s
-git submodule --quiet add "$OUTSIDE/subrepo" libs/sub
-git commit -qm "add submodule"
+# The checked-out case's submodule, then taken out of the working tree.
+source "$(dirname "$0")/../submodule-file/setup.sh"
 git submodule --quiet deinit -f libs/sub
