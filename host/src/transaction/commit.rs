@@ -385,9 +385,11 @@ impl GitRepo {
                 let full = self.root.join(path);
                 let temp = worktree::temp_path(&full, &worktree::new_nonce());
                 return match content {
-                    Some(content) => gitlock::recorded(&self.state_dir, "mid-write", &[temp.clone()], || {
-                        worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
-                    }),
+                    Some(content) => {
+                        gitlock::recorded(&self.state_dir, "mid-write", std::slice::from_ref(&temp), || {
+                            worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
+                        })
+                    }
                     None => worktree::update(
                         &self.repo,
                         &self.root,

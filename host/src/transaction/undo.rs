@@ -138,10 +138,10 @@ impl GitRepo {
         let mut paths: Vec<String> = Vec::new();
         for delta in diff.deltas() {
             for file in [delta.old_file(), delta.new_file()] {
-                if let Some(path) = file.path().and_then(|p| p.to_str()) {
-                    if !paths.iter().any(|p| p == path) {
-                        paths.push(path.to_string());
-                    }
+                if let Some(path) = file.path().and_then(|p| p.to_str())
+                    && !paths.iter().any(|p| p == path)
+                {
+                    paths.push(path.to_string());
                 }
             }
         }

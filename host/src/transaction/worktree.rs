@@ -140,7 +140,7 @@ pub fn update(
     }
     if stage {
         let lock = repo.path().join("index.lock");
-        gitlock::recorded(state_dir, "mid-index-write", &[lock.clone()], || {
+        gitlock::recorded(state_dir, "mid-index-write", std::slice::from_ref(&lock), || {
             write_index(repo, state_dir, &lock, updates)
         })?;
     }
