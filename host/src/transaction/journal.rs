@@ -244,8 +244,10 @@ impl Journal {
         match &entry.source {
             None => Ok(None),
             Some(Source::Blob(hex)) => {
-                let id = Oid::from_str(hex)
-                    .map_err(|e| TxError::Git(format!("bad object id {hex:?} in the journal: {e}")))?;
+                let id = Oid::from_str(hex).map_err(|e| TxError::Journal {
+                    path: path(state_dir),
+                    reason: format!("bad object id {hex:?}: {e}"),
+                })?;
                 worktree::checkout_form(repo, root, &entry.path, id).map(Some)
             }
             Some(Source::Pending(name)) => {

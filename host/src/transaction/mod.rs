@@ -42,8 +42,9 @@ pub const USER_TRAILER: &str = "Agent-Apply-User-Changes";
 /// What can go wrong between a plugin's changes and a commit.
 #[derive(Debug, thiserror::Error)]
 pub enum TxError {
-    #[error("{0}")]
-    Git(String),
+    /// libgit2 failed; the error keeps its class and code for the caller.
+    #[error("{}", .0.message())]
+    Git(#[source] git2::Error),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("the journal {} is unreadable: {reason}", path.display())]
@@ -87,7 +88,7 @@ impl TxError {
     }
 
     pub fn git(error: git2::Error) -> Self {
-        TxError::Git(error.message().to_string())
+        TxError::Git(error)
     }
 }
 
