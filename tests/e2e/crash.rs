@@ -24,7 +24,7 @@ fn assert_consistent(repo: &TestRepo, files: &[(&str, &str)], absent: &[&str]) {
 
 #[test]
 fn killed_at_each_stage_then_recovered_is_before_or_after() {
-    for stage in STAGES {
+    for stage in &STAGES {
         let repo = TestRepo::with(BEFORE);
         let old = repo.head();
         let out = repo

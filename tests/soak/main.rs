@@ -210,7 +210,7 @@ fn scenario(rng: &mut Rng) -> Scenario {
         _ => Vec::new(),
     };
     let kill = if rng.chance(30) {
-        Kill::Fault(rng.pick(STAGES))
+        Kill::Fault(rng.pick(&STAGES))
     } else {
         // Most runs take 30-100 ms: kill within that window.
         Kill::After(Duration::from_millis(rng.below(100) as u64))

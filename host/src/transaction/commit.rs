@@ -156,7 +156,7 @@ impl GitRepo {
             blobs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head.commit, path))));
         }
         let tree = self.tree_with(parent, &blobs)?;
-        fault::point("after-objects");
+        fault::point(fault::Stage::AfterObjects);
         let checks = self.run_checks(parent, tree, request)?;
         if checks.iter().any(|c| !c.passed) {
             return Ok(Err(ChecksFailed { checks }));
@@ -184,14 +184,14 @@ impl GitRepo {
             .collect::<Result<_, TxError>>()?;
         let journal = Journal::new(Some(head.reference.clone()), head.commit, Some(commit), true, entries);
         journal.write(&self.state_dir)?;
-        fault::point("after-journal");
+        fault::point(fault::Stage::AfterJournal);
         let log = format!("agent-apply: {}", request.message.lines().next().unwrap_or(""));
         if let Err(error) = self.move_reference(head, commit, &log) {
             // Nothing of the user's changed: the journal has nothing to finish.
             Journal::remove(&self.state_dir)?;
             return Err(error);
         }
-        fault::point("after-ref");
+        fault::point(fault::Stage::AfterRef);
         let warnings = self.after_the_branch_moved(&journal, commit, &flat);
         Ok(Ok(Committed {
             commit: commit.to_string(),
@@ -302,7 +302,7 @@ impl GitRepo {
                  run `git agent-apply recover` to finish"
             )],
         };
-        fault::point("after-worktree");
+        fault::point(fault::Stage::AfterWorktree);
         // Only commits this tool made, exactly as made, can be undone.
         if let Err(error) = undo::record_made(&self.state_dir, commit) {
             warnings.push(format!("the commit could not be recorded for `undo` ({error}); undo it with git"));
@@ -326,7 +326,7 @@ impl GitRepo {
         // HEAD (detached) is per worktree; branches live in the common dir.
         let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
         let locks = [dir.join(format!("{}.lock", head.reference)), dir.join(format!("logs/{}.lock", head.reference))];
-        let result = gitlock::recorded(&self.state_dir, "mid-ref-move", &locks, || {
+        let result = gitlock::recorded(&self.state_dir, fault::Stage::MidRefMove, &locks, || {
             Ok(match head.commit {
                 Some(old) => self.repo.reference_matching(&head.reference, new, true, old, log).map(drop),
                 None => self.repo.reference(&head.reference, new, false, log).map(drop),
@@ -386,7 +386,7 @@ impl GitRepo {
                 let temp = worktree::temp_path(&full, &worktree::new_nonce());
                 return match content {
                     Some(content) => {
-                        gitlock::recorded(&self.state_dir, "mid-write", std::slice::from_ref(&temp), || {
+                        gitlock::recorded(&self.state_dir, fault::Stage::MidWrite, std::slice::from_ref(&temp), || {
                             worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
                         })
                     }
@@ -419,9 +419,9 @@ impl GitRepo {
         }
         let journal = Journal::new(None, None, None, false, entries);
         journal.write(&self.state_dir)?;
-        fault::point("after-journal");
+        fault::point(fault::Stage::AfterJournal);
         journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat))?;
-        fault::point("after-worktree");
+        fault::point(fault::Stage::AfterWorktree);
         Ok(())
     }
 }

@@ -21,7 +21,7 @@ const RECORD: &str = "git-lock";
 /// (one path a line); `stage` names the moment for fault injection.
 pub fn recorded<T>(
     state_dir: &Path,
-    stage: &str,
+    stage: fault::Stage,
     locks: &[PathBuf],
     write: impl FnOnce() -> Result<T, TxError>,
 ) -> Result<T, TxError> {

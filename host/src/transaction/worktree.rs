@@ -123,7 +123,7 @@ pub fn update(
     }
     for (n, update) in updates.iter().enumerate() {
         if n == 1 {
-            fault::point("mid-worktree");
+            fault::point(fault::Stage::MidWorktree);
         }
         if !update.write {
             continue;
@@ -140,7 +140,7 @@ pub fn update(
     }
     if stage {
         let lock = repo.path().join("index.lock");
-        gitlock::recorded(state_dir, "mid-index-write", std::slice::from_ref(&lock), || {
+        gitlock::recorded(state_dir, fault::Stage::MidIndexWrite, std::slice::from_ref(&lock), || {
             write_index(repo, state_dir, &lock, updates)
         })?;
     }
@@ -291,7 +291,7 @@ pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool
         let _ = std::fs::remove_file(temp);
         return Err(error);
     }
-    fault::point("mid-write");
+    fault::point(fault::Stage::MidWrite);
     std::fs::rename(temp, full).map_err(|e| {
         let _ = std::fs::remove_file(temp);
         TxError::io(full, e)
