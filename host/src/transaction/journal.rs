@@ -30,6 +30,12 @@ pub fn digest(bytes: &[u8]) -> String {
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
+/// The journal digest of the working-tree file at `path`, or `None` if it
+/// does not exist.
+pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
+    Ok(worktree::current(root, path)?.map(|bytes| digest(&bytes)))
+}
+
 /// Where an entry's new content can be read back from after a crash.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case")]
@@ -200,7 +206,7 @@ impl Journal {
                     recovery.left.push(entry.path.clone());
                     continue;
                 }
-                let current = worktree::current_digest(root, &entry.path)?;
+                let current = current_digest(root, &entry.path)?;
                 let write = if current == entry.after {
                     false
                 } else if current == entry.before {

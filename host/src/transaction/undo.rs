@@ -170,7 +170,7 @@ impl GitRepo {
                     // The file as it is now (checked clean against `from`
                     // above): what git's filters would write for `from` can
                     // differ in bytes that do not count (an expanded $Id$).
-                    before: worktree::current_digest(&self.root, path)?,
+                    before: journal::current_digest(&self.root, path)?,
                     after: digest_in(to, path)?,
                     source: self.entry_in(Some(to), path).map(|(id, _)| journal::Source::Blob(id.to_string())),
                     executable: self.executable_in(Some(to), path),

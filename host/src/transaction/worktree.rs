@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, check_path, convert, fault, gitlock, journal};
+use super::{TxError, check_path, convert, fault, gitlock};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -97,12 +97,6 @@ pub fn executable(root: &Path, path: &str) -> Option<bool> {
 #[cfg(not(unix))]
 pub fn executable(_root: &Path, _path: &str) -> Option<bool> {
     None
-}
-
-/// The journal digest of the working-tree file at `path`, or `None` if it
-/// does not exist.
-pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
-    Ok(current(root, path)?.map(|bytes| journal::digest(&bytes)))
 }
 
 /// Write each file atomically (temp file named from `nonce` + rename in its
