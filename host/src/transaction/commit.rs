@@ -289,7 +289,7 @@ impl GitRepo {
         commit: Oid,
         flat: &BTreeMap<String, Option<&str>>,
     ) -> Vec<String> {
-        let mut warnings = match journal.finish(&self.repo, &self.root, &self.state_dir, Some(flat)) {
+        let mut warnings = match journal.finish(self, Some(flat)) {
             Ok(recovery) if recovery.left.is_empty() => Vec::new(),
             Ok(recovery) => vec![format!(
                 "{} changed during the run and {} left as {} in the working tree; the commit holds the edit",
@@ -391,9 +391,7 @@ impl GitRepo {
                         })
                     }
                     None => worktree::update(
-                        &self.repo,
-                        &self.root,
-                        &self.state_dir,
+                        self,
                         &[worktree::PathUpdate {
                             path: path.clone(),
                             content: None,
@@ -420,7 +418,7 @@ impl GitRepo {
         let journal = Journal::new(None, None, None, false, entries);
         journal.write(&self.state_dir)?;
         fault::point(fault::Stage::AfterJournal);
-        journal.finish(&self.repo, &self.root, &self.state_dir, Some(&flat))?;
+        journal.finish(self, Some(&flat))?;
         fault::point(fault::Stage::AfterWorktree);
         Ok(())
     }

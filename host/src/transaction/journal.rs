@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::{TxError, gitlock, worktree};
+use super::{GitRepo, TxError, gitlock, worktree};
 
 const FILE: &str = "journal.json";
 /// Where a working-tree-only run keeps new contents until they are in place.
@@ -182,13 +182,8 @@ impl Journal {
     /// Finish (or drop) this journal's run. The caller holds the repo lock.
     /// `fresh` has the new contents by path when the caller is the run that
     /// wrote the journal, so they need not be read back.
-    pub fn finish(
-        &self,
-        repo: &Repository,
-        root: &Path,
-        state_dir: &Path,
-        fresh: Option<&BTreeMap<String, Option<&str>>>,
-    ) -> Result<Recovery, TxError> {
+    pub fn finish(&self, tx: &GitRepo, fresh: Option<&BTreeMap<String, Option<&str>>>) -> Result<Recovery, TxError> {
+        let (repo, root, state_dir) = (&tx.repo, tx.root.as_path(), tx.state_dir.as_path());
         let mut recovery = Recovery::default();
         gitlock::clear_stale(state_dir)?;
         for entry in &self.entries {
@@ -233,7 +228,7 @@ impl Journal {
                 });
                 recovery.completed.push(entry.path.clone());
             }
-            worktree::update(repo, root, state_dir, &writes, self.stage, &self.nonce)?;
+            worktree::update(tx, &writes, self.stage, &self.nonce)?;
         }
         Journal::remove(state_dir)?;
         Ok(recovery)

@@ -179,7 +179,7 @@ impl GitRepo {
         gitlock::clear_stale(&self.state_dir)?;
         sandbox::repair(&self.repo, &self.shared_dir)?;
         match Journal::read(&self.state_dir)? {
-            Some(journal) => journal.finish(&self.repo, &self.root, &self.state_dir, None).map(Some),
+            Some(journal) => journal.finish(self, None).map(Some),
             None => Ok(None),
         }
     }

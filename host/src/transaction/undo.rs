@@ -180,7 +180,7 @@ impl GitRepo {
         let journal = Journal::new(Some(head.reference.clone()), Some(from), Some(to), true, entries);
         journal.write(&self.state_dir)?;
         self.move_reference(head, to, log)?;
-        let recovery = journal.finish(&self.repo, &self.root, &self.state_dir, None)?;
+        let recovery = journal.finish(self, None)?;
         Ok((paths, recovery.left))
     }
 }

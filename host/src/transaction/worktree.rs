@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, check_path, convert, fault, gitlock};
+use super::{GitRepo, TxError, check_path, convert, fault, gitlock};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -104,14 +104,8 @@ pub fn executable(_root: &Path, _path: &str) -> Option<bool> {
 /// Every path is checked against the path policy here too, before the first
 /// write: whatever planned the paths, nothing is written through a symlink,
 /// into a nested repository or outside the working tree.
-pub fn update(
-    repo: &Repository,
-    root: &Path,
-    state_dir: &Path,
-    updates: &[PathUpdate],
-    stage: bool,
-    nonce: &str,
-) -> Result<(), TxError> {
+pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) -> Result<(), TxError> {
+    let (repo, root, state_dir) = (&tx.repo, tx.root.as_path(), tx.state_dir.as_path());
     for update in updates.iter().filter(|u| u.write) {
         check_path(root, &update.path).map_err(|e| TxError::Refused(e.to_string()))?;
     }
