@@ -150,11 +150,7 @@ impl GitRepo {
             _ => None,
         };
         let parent = user_commit.or(head.commit);
-        let mut blobs = BTreeMap::new();
-        for (path, content) in &flat {
-            let blob = content.map(|c| self.blob_for(path, c.as_bytes())).transpose()?;
-            blobs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head.commit, path))));
-        }
+        let blobs = self.blobs_of(head.commit, &flat)?;
         let tree = self.tree_with(parent, &blobs)?;
         fault::point(fault::Stage::AfterObjects);
         let checks = self.run_checks(parent, tree, request)?;
@@ -243,6 +239,21 @@ impl GitRepo {
             dirty.join(", ")
         );
         self.write_commit(head.commit, tree, &message)
+    }
+
+    /// The blobs of `flat` (path → new content, `None` deleted), with the
+    /// executable bit git would record for each (see `executable_now`).
+    pub(super) fn blobs_of(
+        &self,
+        head: Option<Oid>,
+        flat: &BTreeMap<String, Option<&str>>,
+    ) -> Result<BTreeMap<String, Option<(Oid, bool)>>, TxError> {
+        let mut blobs = BTreeMap::new();
+        for (path, content) in flat {
+            let blob = content.map(|c| self.blob_for(path, c.as_bytes())).transpose()?;
+            blobs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head, path))));
+        }
+        Ok(blobs)
     }
 
     /// The blob `git add` would store for `bytes` (working-tree form) at
