@@ -124,11 +124,19 @@ impl GitRepo {
     /// How each of `paths` stands against HEAD and the index.
     pub(super) fn working_states(&self, head: &Head, paths: &[String]) -> Result<WorkingStates, TxError> {
         let index = self.repo.index().map_err(TxError::git)?;
+        // Entries written in the index file's last tick may hide a change
+        // made in the same tick (git's "racy clean"): only older ones count.
+        let index_written = std::fs::metadata(self.repo.path().join("index")).and_then(|m| m.modified()).ok();
         let mut states = WorkingStates::default();
         for path in paths {
             let committed = self.entry_in(head.commit, path);
-            let staged = index.get_path(Path::new(path), 0).map(|e| e.id);
-            let working = self.working_blob(path)?;
+            let entry = index.get_path(Path::new(path), 0);
+            let staged = entry.as_ref().map(|e| e.id);
+            let proven = entry.as_ref().filter(|e| stat_proves_clean(&self.root.join(path), e, index_written));
+            let working = match proven {
+                Some(entry) => Some(entry.id),
+                None => self.working_blob(path)?,
+            };
             let committed_id = committed.map(|(id, _)| id);
             let mode_changed = working.is_some()
                 && committed.is_some()
@@ -185,5 +193,56 @@ impl GitRepo {
             Some(lock) => Err(TxError::Locked { lock }),
             None => Ok(()),
         }
+    }
+}
+
+/// Whether the working file at `full` is, by its stat data, the file the
+/// index `entry` was made from, so its blob is the entry's without reading
+/// and hashing it (as `git status` decides). Only for entries older than
+/// the index file itself.
+#[cfg(unix)]
+fn stat_proves_clean(full: &Path, entry: &git2::IndexEntry, index_written: Option<std::time::SystemTime>) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(full) else { return false };
+    let Some(index_written) = index_written else { return false };
+    let entry_mtime = std::time::UNIX_EPOCH
+        + std::time::Duration::new(u64::from(entry.mtime.seconds() as u32), entry.mtime.nanoseconds());
+    meta.is_file()
+        && entry_mtime < index_written
+        && meta.size() as u32 == entry.file_size
+        && meta.mtime() as i32 == entry.mtime.seconds()
+        && meta.mtime_nsec() as u32 == entry.mtime.nanoseconds()
+        && meta.ctime() as i32 == entry.ctime.seconds()
+        && meta.ino() as u32 == entry.ino
+        && (meta.mode() & 0o111 != 0) == (entry.mode & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn stat_proves_clean(_: &Path, _: &git2::IndexEntry, _: Option<std::time::SystemTime>) -> bool {
+    false
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_data_proves_an_untouched_file_clean_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, "a\n").unwrap();
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(an_hour_ago).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.txt")).unwrap();
+        index.write().unwrap();
+        let written = std::fs::metadata(dir.path().join(".git/index")).and_then(|m| m.modified()).ok();
+        let entry = index.get_path(Path::new("a.txt"), 0).unwrap();
+        assert!(stat_proves_clean(&file, &entry, written));
+        // Written in the index's own tick: racy, so not proven.
+        assert!(!stat_proves_clean(&file, &entry, Some(an_hour_ago)));
+        std::fs::write(&file, "changed\n").unwrap();
+        assert!(!stat_proves_clean(&file, &entry, written));
     }
 }
