@@ -30,6 +30,8 @@
 //! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
+//! - [`json`]: the JSON values of a reply (a JSON reply, JSON Lines, fenced
+//!   or bare objects in prose), for JSON and tool-call formats;
 //! - [`testing`]: the conformance-corpus runner.
 //!
 //! `plugins-sdk/README.md` is the guide: a format in 15 minutes.
@@ -54,6 +56,7 @@ pub mod fence;
 mod format;
 /// Drive a format on arbitrary bytes (fuzzing, property tests).
 pub mod fuzzing;
+pub mod json;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
