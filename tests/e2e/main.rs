@@ -17,4 +17,5 @@ mod properties;
 mod python;
 mod repo;
 mod sandbox;
+mod tool_calls;
 mod transaction;

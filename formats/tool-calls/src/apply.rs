@@ -29,8 +29,11 @@ pub fn replace(current: Option<&str>, path: &str, r: &Replacement) -> Result<Don
             .with_hint("check the path; to create the file, send an empty old_string (or use Write / create)"));
     };
     if r.old == r.new {
-        return Err(EditFailure::new(FailureKind::Malformed, "old_string and new_string are the same: the call changes nothing")
-            .with_hint("put the text as it should become in new_string"));
+        return Err(EditFailure::new(
+            FailureKind::Malformed,
+            "old_string and new_string are the same: the call changes nothing",
+        )
+        .with_hint("put the text as it should become in new_string"));
     }
     if let Some(done) = exact(content, r)? {
         return Ok(done);
@@ -50,7 +53,9 @@ pub fn replace(current: Option<&str>, path: &str, r: &Replacement) -> Result<Don
         }),
         Err(mut failure) => {
             if r.all && failure.kind == FailureKind::Ambiguous {
-                failure.hint = Some("replace_all replaces exact occurrences only: copy the text exactly as it is in the file".into());
+                failure.hint = Some(
+                    "replace_all replaces exact occurrences only: copy the text exactly as it is in the file".into(),
+                );
             }
             Err(failure)
         }

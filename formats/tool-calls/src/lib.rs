@@ -128,8 +128,7 @@ impl Format for ToolCalls {
                 OptionDoc {
                     key: REPO_ROOT.into(),
                     default_value: "(set by the host)".into(),
-                    description: "the repository's absolute path: absolute paths under it become repo-relative"
-                        .into(),
+                    description: "the repository's absolute path: absolute paths under it become repo-relative".into(),
                 },
                 OptionDoc {
                     key: RENDER.into(),
@@ -172,13 +171,18 @@ impl Format for ToolCalls {
         let path = edit.path.as_str();
         let call = &edit.op;
         let label = &call.label;
-        let prefix = |failure: EditFailure| EditFailure { message: format!("{label} on {path}: {}", failure.message), ..failure };
+        let prefix = |failure: EditFailure| EditFailure {
+            message: format!("{label} on {path}: {}", failure.message),
+            ..failure
+        };
         if path.starts_with('/') || path.get(1..2) == Some(":") {
-            return Err(prefix(EditFailure::new(
-                FailureKind::Forbidden,
-                format!("{path:?} is an absolute path outside the repository"),
-            )
-            .with_hint("name files inside the repository, relative to its root")));
+            return Err(prefix(
+                EditFailure::new(
+                    FailureKind::Forbidden,
+                    format!("{path:?} is an absolute path outside the repository"),
+                )
+                .with_hint("name files inside the repository, relative to its root"),
+            ));
         }
         let current = workspace.read(path);
         let done = match &call.action {

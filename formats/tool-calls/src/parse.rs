@@ -23,7 +23,11 @@ const HINT: &str = "send each tool call as a JSON object: its arguments ({\"file
 
 /// What one call amounts to.
 enum Found {
-    Edit { path: String, tool: String, action: Action },
+    Edit {
+        path: String,
+        tool: String,
+        action: Action,
+    },
     /// A tool call that is no edit (`view`, `Read`, ...): reported, not applied.
     NotEdit(String),
     /// A shell tool's command: shown, never run.
@@ -85,7 +89,10 @@ impl<'r> Reader<'r> {
         let Ok(fields) = serde_json::from_str::<BTreeMap<String, &'r RawValue>>(text) else { return };
         // An OpenAI message's `tool_calls`, an Anthropic message's `content`
         // blocks, a Responses API `output`: the calls are inside.
-        let inner = ["tool_calls", "content", "output"].iter().filter_map(|k| fields.get(*k)).find(|v| v.get().starts_with('['));
+        let inner = ["tool_calls", "content", "output"]
+            .iter()
+            .filter_map(|k| fields.get(*k))
+            .find(|v| v.get().starts_with('['));
         if let Some(list) = inner {
             return self.value(list, depth + 1);
         }

@@ -37,8 +37,12 @@ fn every_shape_and_envelope_is_read() {
         format!(r#"{{"name": "Edit", "arguments": {args}}}"#),
         format!(r#"{{"type": "function_call", "call_id": "c1", "name": "edit", "arguments": {args}}}"#),
         format!(r#"{{"id": "c1", "type": "function", "function": {{"name": "Edit", "arguments": {args}}}}}"#),
-        format!(r#"{{"role": "assistant", "tool_calls": [{{"type": "function", "function": {{"name": "Edit", "arguments": {args}}}}}]}}"#),
-        format!(r#"{{"role": "assistant", "content": [{{"type": "text", "text": "Fixing."}}, {{"type": "tool_use", "name": "Edit", "input": {edit}}}]}}"#),
+        format!(
+            r#"{{"role": "assistant", "tool_calls": [{{"type": "function", "function": {{"name": "Edit", "arguments": {args}}}}}]}}"#
+        ),
+        format!(
+            r#"{{"role": "assistant", "content": [{{"type": "text", "text": "Fixing."}}, {{"type": "tool_use", "name": "Edit", "input": {edit}}}]}}"#
+        ),
         format!("[{edit}]"),
         format!("Sure.\n\n```json\n{edit}\n```\n"),
     ] {
@@ -89,7 +93,8 @@ fn old_string_must_be_unique_unless_replace_all() {
     let why = failed(&[("f", file)], r#"{"file_path": "f", "old_string": "a = 1", "new_string": "a = 2"}"#);
     assert!(why.contains("ambiguous") && why.contains("at lines 1, 3"), "{why}");
     assert!(why.contains("replace_all"), "{why}");
-    let after = ok(&[("f", file)], r#"{"file_path": "f", "old_string": "a = 1", "new_string": "a = 2", "replace_all": true}"#);
+    let after =
+        ok(&[("f", file)], r#"{"file_path": "f", "old_string": "a = 1", "new_string": "a = 2", "replace_all": true}"#);
     assert_eq!(after["f"], "a = 2\nb = 1\na = 2\n");
 }
 
@@ -144,7 +149,9 @@ fn creating_and_inserting() {
 
 #[test]
 fn views_are_no_edits_undo_is_refused_and_shell_calls_are_commands() {
-    let out = parsed(r#"[{"command": "view", "path": "a.py"}, {"name": "Read", "input": {"file_path": "a.py"}}, {"name": "Bash", "input": {"command": "cargo test"}}]"#);
+    let out = parsed(
+        r#"[{"command": "view", "path": "a.py"}, {"name": "Read", "input": {"file_path": "a.py"}}, {"name": "Bash", "input": {"command": "cargo test"}}]"#,
+    );
     assert!(out.edits.is_empty());
     let warnings: Vec<&str> = out.diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
