@@ -40,7 +40,8 @@ fn openai_tool_calls_pass_straight_through_as_json_lines() {
     let edit = json!({"file_path": "src/app.py", "old_string": "print(\"Hello!\")", "new_string": "print(\"Hi!\")"});
     let write = json!({"file_path": "src/__init__.py", "content": "from .app import greet\n"});
     let chat = json!({"id": "call_1", "type": "function", "function": {"name": "Edit", "arguments": edit.to_string()}});
-    let responses = json!({"type": "function_call", "call_id": "call_2", "name": "Write", "arguments": write.to_string()});
+    let responses =
+        json!({"type": "function_call", "call_id": "call_2", "name": "Write", "arguments": write.to_string()});
     let reply = format!("{chat}\n{responses}\n");
     let out = repo.apply().args(["--format", "str-replace", "--json", "-"]).write_stdin(reply).assert().success();
     let report = json_of(&out.get_output().stdout);
@@ -65,7 +66,10 @@ fn an_absolute_path_outside_the_repository_is_refused_by_the_path_policy() {
     let refused = &report["edits"][1];
     assert_eq!(refused["kind"], "forbidden", "{report}");
     let message = refused["message"].as_str().unwrap();
-    assert!(message.contains("is an absolute path; edits must name files relative to the repository root"), "{message}");
+    assert!(
+        message.contains("is an absolute path; edits must name files relative to the repository root"),
+        "{message}"
+    );
     assert!(!target.exists());
     assert_eq!(repo.state(), before, "nothing of the reply was applied");
 }
