@@ -14,16 +14,18 @@ fn json_of(output: &[u8]) -> Value {
 }
 
 #[test]
-fn claude_code_tool_use_with_an_absolute_path_is_detected_and_committed() {
+fn an_anthropic_message_with_claude_code_calls_and_absolute_paths_is_detected_and_committed() {
     let repo = TestRepo::with(&[("src/app.py", APP)]);
     let absolute = repo.path().join("src/app.py").display().to_string();
-    let calls = json!([
+    // The Messages API response as it is, `tool_use` blocks and all.
+    let message = json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+        {"type": "text", "text": "I'll make greet take a name."},
         {"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {
             "file_path": absolute, "old_string": "def greet():", "new_string": "def greet(name):"}},
         {"type": "tool_use", "id": "toolu_2", "name": "MultiEdit", "input": {"file_path": "src/app.py", "edits": [
             {"old_string": "\"Hello!\"", "new_string": "f\"Hello, {name}!\""}]}}
-    ]);
-    let out = repo.apply().args(["--json", "-"]).write_stdin(calls.to_string()).assert().success();
+    ]});
+    let out = repo.apply().args(["--json", "-"]).write_stdin(message.to_string()).assert().success();
     let report = json_of(&out.get_output().stdout);
     assert_eq!(report["format"]["name"], "tool-calls", "{report}");
     assert_eq!(report["format"]["by"], "auto");
@@ -35,15 +37,21 @@ fn claude_code_tool_use_with_an_absolute_path_is_detected_and_committed() {
 }
 
 #[test]
-fn openai_tool_calls_pass_straight_through_as_json_lines() {
+fn an_openai_chat_completion_passes_straight_through() {
     let repo = TestRepo::with(&[("src/app.py", APP)]);
     let edit = json!({"file_path": "src/app.py", "old_string": "print(\"Hello!\")", "new_string": "print(\"Hi!\")"});
     let write = json!({"file_path": "src/__init__.py", "content": "from .app import greet\n"});
-    let chat = json!({"id": "call_1", "type": "function", "function": {"name": "Edit", "arguments": edit.to_string()}});
-    let responses =
-        json!({"type": "function_call", "call_id": "call_2", "name": "Write", "arguments": write.to_string()});
-    let reply = format!("{chat}\n{responses}\n");
-    let out = repo.apply().args(["--format", "str-replace", "--json", "-"]).write_stdin(reply).assert().success();
+    let call = |id: &str, name: &str, args: &Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
+    // The Chat Completions response as it is; `arguments` are JSON strings.
+    let completion = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": null, "tool_calls": [call("call_1", "Edit", &edit), call("call_2", "Write", &write)]},
+        "finish_reason": "tool_calls"}]});
+    let out = repo
+        .apply()
+        .args(["--format", "str-replace", "--json", "-"])
+        .write_stdin(completion.to_string())
+        .assert()
+        .success();
     let report = json_of(&out.get_output().stdout);
     assert_eq!(report["format"]["name"], "tool-calls");
     assert_eq!(report["edits"].as_array().unwrap().len(), 2);

@@ -87,14 +87,18 @@ impl<'r> Reader<'r> {
             return;
         }
         let Ok(fields) = serde_json::from_str::<BTreeMap<String, &'r RawValue>>(text) else { return };
-        // An OpenAI message's `tool_calls`, an Anthropic message's `content`
-        // blocks, a Responses API `output`: the calls are inside.
-        let inner = ["tool_calls", "content", "output"]
+        // An API response or message holds the calls: a Chat Completions
+        // response's `choices` and their `message`, its `tool_calls`, an
+        // Anthropic message's `content` blocks, a Responses API `output`.
+        let holds = |key: &str, inner: &RawValue| match key {
+            "message" => inner.get().starts_with('{'),
+            _ => inner.get().starts_with('['),
+        };
+        let inner = ["choices", "message", "tool_calls", "content", "output"]
             .iter()
-            .filter_map(|k| fields.get(*k))
-            .find(|v| v.get().starts_with('['));
-        if let Some(list) = inner {
-            return self.value(list, depth + 1);
+            .find_map(|k| fields.get(*k).filter(|inner| holds(k, inner)));
+        if let Some(inner) = inner {
+            return self.value(inner, depth + 1);
         }
         let Ok(object) = serde_json::from_str::<Map<String, Value>>(text) else { return };
         let start = (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len());

@@ -43,6 +43,9 @@ fn every_shape_and_envelope_is_read() {
         format!(
             r#"{{"role": "assistant", "content": [{{"type": "text", "text": "Fixing."}}, {{"type": "tool_use", "name": "Edit", "input": {edit}}}]}}"#
         ),
+        format!(
+            r#"{{"id": "chatcmpl-1", "choices": [{{"index": 0, "message": {{"role": "assistant", "tool_calls": [{{"type": "function", "function": {{"name": "Edit", "arguments": {args}}}}}]}}}}]}}"#
+        ),
         format!("[{edit}]"),
         format!("Sure.\n\n```json\n{edit}\n```\n"),
     ] {
