@@ -215,9 +215,22 @@ fn classify(name: Option<&str>, args: &Map<String, Value>) -> Result<Found, Stri
     };
     match action {
         Some((shape, action)) => Ok(Found::Edit { path: path(&f)?, tool: display(tool, shape), action }),
+        None if edits_files(tool) => Err(format!(
+            "the `{tool}` call looks like an edit, but its arguments are none this format reads \
+             (old_string/new_string, edits, content, or a text editor command)"
+        )),
         None if !tool.is_empty() => Ok(Found::NotEdit(format!("the `{tool}` call is not an edit"))),
         None => Ok(Found::Nothing),
     }
+}
+
+/// Whether a tool's name says it changes files (`NotebookEdit`,
+/// `apply_patch`): skipping such a call would leave out part of the change.
+/// Claude Code's `TodoWrite` writes a to-do list, not a file.
+fn edits_files(tool: &str) -> bool {
+    let tool = tool.to_ascii_lowercase();
+    let verbs = ["edit", "write", "patch", "replace", "create", "insert", "delete", "rename"];
+    !tool.contains("todo") && verbs.iter().any(|w| tool.contains(w))
 }
 
 fn display(tool: &str, shape: &str) -> String {

@@ -153,14 +153,17 @@ fn creating_and_inserting() {
 #[test]
 fn views_are_no_edits_undo_is_refused_and_shell_calls_are_commands() {
     let out = parsed(
-        r#"[{"command": "view", "path": "a.py"}, {"name": "Read", "input": {"file_path": "a.py"}}, {"name": "Bash", "input": {"command": "cargo test"}}]"#,
+        r#"[{"command": "view", "path": "a.py"}, {"name": "Read", "input": {"file_path": "a.py"}}, {"name": "TodoWrite", "input": {"todos": []}}, {"name": "Bash", "input": {"command": "cargo test"}}]"#,
     );
     assert!(out.edits.is_empty());
     let warnings: Vec<&str> = out.diagnostics.iter().map(|d| d.message.as_str()).collect();
-    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].contains("`view` of a.py reads a file; it is not an edit"), "{warnings:?}");
     assert!(out.diagnostics.iter().all(|d| d.severity == Severity::Warning));
     assert_eq!(out.commands[0].command, "cargo test");
+    let out = parsed(r#"{"name": "NotebookEdit", "input": {"notebook_path": "a.ipynb", "new_source": "x"}}"#);
+    assert_eq!(out.diagnostics[0].severity, Severity::Error, "an edit this format cannot apply is not skipped");
+    assert!(out.diagnostics[0].message.contains("looks like an edit"), "{}", out.diagnostics[0].message);
     let out = parsed(r#"{"command": "undo_edit", "path": "a.py"}"#);
     assert_eq!(out.diagnostics[0].severity, Severity::Error);
     assert!(out.diagnostics[0].message.contains("cannot be replayed"));
