@@ -62,8 +62,8 @@ pub fn replace(current: Option<&str>, path: &str, r: &Replacement) -> Result<Don
     }
 }
 
-/// `old` and `new` in the file's line endings, when the model wrote `\n`
-/// for a CRLF file.
+/// `text` in the file's line endings, when the model wrote `\n` for a
+/// CRLF file.
 fn in_style<'t>(text: &'t str, eol: Eol) -> Cow<'t, str> {
     if eol == Eol::CrLf && text.contains('\n') && !text.contains("\r\n") {
         Cow::Owned(text.replace('\n', "\r\n"))
@@ -79,10 +79,11 @@ fn lines_of(text: &str) -> Vec<&str> {
 /// The exact level: `old` as a substring. `None` when it is nowhere.
 fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     let eol = TextStyle::detect(content).eol;
-    let (old, new) = match content.contains(r.old.as_str()) {
-        true => (Cow::Borrowed(r.old.as_str()), Cow::Borrowed(r.new.as_str())),
-        false => (in_style(&r.old, eol), in_style(&r.new, eol)),
+    let old = match content.contains(r.old.as_str()) {
+        true => Cow::Borrowed(r.old.as_str()),
+        false => in_style(&r.old, eol),
     };
+    let new = in_style(&r.new, eol);
     let limit = if r.all { usize::MAX } else { AMBIGUITY_LIMIT + 1 };
     let places: Vec<usize> = content.match_indices(old.as_ref()).map(|(at, _)| at).take(limit).collect();
     if places.is_empty() {
@@ -139,11 +140,14 @@ fn create_with(current: Option<&str>, path: &str, new: &str) -> Result<Done, Edi
             format!("old_string is empty, but {path} already exists and is not empty"),
         )
         .with_hint("to change it, put the lines to replace in old_string; to replace it whole, use Write")),
-        _ => Ok(Done {
-            content: new.to_string(),
-            lines: None,
-            how: format!("created {path} ({} lines)", line_count(new)),
-        }),
+        _ => {
+            let what = if current.is_some() { "filled the empty" } else { "created" };
+            Ok(Done {
+                content: new.to_string(),
+                lines: None,
+                how: format!("{what} {path} ({} lines)", line_count(new)),
+            })
+        }
     }
 }
 

@@ -120,6 +120,8 @@ fn crlf_files_keep_their_endings() {
     let file = "one\r\ntwo\r\nthree\r\n";
     let reply = r#"{"file_path": "c.txt", "old_string": "one\ntwo", "new_string": "one\n1.5\ntwo"}"#;
     assert_eq!(ok(&[("c.txt", file)], reply)["c.txt"], "one\r\n1.5\r\ntwo\r\nthree\r\n");
+    let reply = r#"{"file_path": "c.txt", "old_string": "two", "new_string": "two\n2.5"}"#;
+    assert_eq!(ok(&[("c.txt", file)], reply)["c.txt"], "one\r\ntwo\r\n2.5\r\nthree\r\n");
     let reply = r#"{"command": "insert", "path": "c.txt", "insert_line": 3, "insert_text": "four\n"}"#;
     assert_eq!(ok(&[("c.txt", file)], reply)["c.txt"], "one\r\ntwo\r\nthree\r\nfour\r\n");
     let reply = r#"{"file_path": "c.txt", "content": "uno\ndos\n"}"#;
