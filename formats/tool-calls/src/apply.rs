@@ -207,3 +207,24 @@ pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) 
     let how = format!("rewrote {path} ({after} lines, {before} before)");
     Ok(Done { content: restyled, lines: Some(LineRange::new(1, before.max(1) as u32)), how })
 }
+
+/// MultiEdit: each edit on the result of the previous, all or nothing.
+pub fn multi_edit(current: Option<&str>, path: &str, edits: &[Replacement]) -> Result<Done, EditFailure> {
+    let mut content = current.map(str::to_string);
+    let mut done = Vec::with_capacity(edits.len());
+    for (index, edit) in edits.iter().enumerate() {
+        let step = replace(content.as_deref(), path, edit).map_err(|failure| EditFailure {
+            message: format!(
+                "edit {} of {} failed, so none of this MultiEdit's edits was applied: {}",
+                index + 1,
+                edits.len(),
+                failure.message
+            ),
+            ..failure
+        })?;
+        done.push(format!("edit {}: {}", index + 1, step.how));
+        content = Some(step.content);
+    }
+    let content = content.unwrap_or_default();
+    Ok(Done { content, lines: None, how: format!("{} edits in order: {}", edits.len(), done.join("; ")) })
+}

@@ -85,8 +85,7 @@ pub const REPO_ROOT: &str = "repo-root";
 pub const RENDER: &str = "render";
 
 const INSTRUCTIONS: &str = "\
-Edit files by calling the edit tools: Edit, MultiEdit and Write (`git agent-apply prompt tool-calls \
---json` gives their definitions for the Anthropic and OpenAI APIs). Written as text, send each call \
+Edit files by calling the edit tools Edit, MultiEdit and Write. Written as text, send each call \
 as a JSON object in a ```json block:
 
 {\"name\": \"Edit\", \"input\": {\"file_path\": \"src/app.py\", \"old_string\": \"...\", \"new_string\": \"...\"}}
@@ -187,7 +186,7 @@ impl Format for ToolCalls {
         let current = workspace.read(path);
         let done = match &call.action {
             Action::Replace(r) => apply::replace(current, path, r),
-            Action::MultiEdit { edits } => multi_edit(current, path, edits),
+            Action::MultiEdit { edits } => apply::multi_edit(current, path, edits),
             Action::Insert { after_line, text } => apply::insert(current, path, *after_line, text),
             Action::Write { content, overwrite } => apply::write(current, path, content, *overwrite),
         }
@@ -220,27 +219,6 @@ const KEYS: &[&str] = &[
     "function_call",
     "tool_calls",
 ];
-
-/// MultiEdit: each edit on the result of the previous, all or nothing.
-fn multi_edit(current: Option<&str>, path: &str, edits: &[Replacement]) -> Result<apply::Done, EditFailure> {
-    let mut content = current.map(str::to_string);
-    let mut done = Vec::with_capacity(edits.len());
-    for (index, edit) in edits.iter().enumerate() {
-        let step = apply::replace(content.as_deref(), path, edit).map_err(|failure| EditFailure {
-            message: format!(
-                "edit {} of {} failed, so none of this MultiEdit's edits was applied: {}",
-                index + 1,
-                edits.len(),
-                failure.message
-            ),
-            ..failure
-        })?;
-        done.push(format!("edit {}: {}", index + 1, step.how));
-        content = Some(step.content);
-    }
-    let content = content.unwrap_or_default();
-    Ok(apply::Done { content, lines: None, how: format!("{} edits in order: {}", edits.len(), done.join("; ")) })
-}
 
 agent_apply_sdk::export_format!(ToolCalls);
 
