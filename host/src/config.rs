@@ -47,6 +47,12 @@ pub struct Config {
     /// Options per format: `[options.udiff] strict = true`.
     #[serde(default)]
     pub options: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    /// More paths (globs) a reply may never change, beside the built-in ones.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Protected paths (globs) a reply may change after all.
+    #[serde(default)]
+    pub allow_protected: Vec<String>,
     /// The repository root the config was loaded for (not a config key):
     /// formats get it as the `repo-root` option.
     #[serde(skip)]
@@ -139,6 +145,8 @@ impl Config {
             self.dirty = over.dirty;
         }
         self.checks.extend(over.checks);
+        self.protected.extend(over.protected);
+        self.allow_protected.extend(over.allow_protected);
         if over.commit_message.is_some() {
             self.commit_message = over.commit_message;
         }

@@ -32,6 +32,8 @@
 //!   numbered views;
 //! - [`json`]: the JSON values of a reply (a JSON reply, JSON Lines, fenced
 //!   or bare objects in prose), for JSON and tool-call formats;
+//! - [`repo_path`]: whether a path is a plain repo-relative file path (the
+//!   lexical half of the host's path policy);
 //! - [`testing`]: the conformance-corpus runner.
 //!
 //! `plugins-sdk/README.md` is the guide: a format in 15 minutes.
@@ -61,6 +63,7 @@ pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
 pub mod paths;
+pub mod repo_path;
 pub mod source;
 /// Run a format's conformance corpus natively through [`Plugin`].
 pub mod testing;

@@ -51,6 +51,18 @@ impl TestRepo {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// `bash script` in this repository, with the environment `git` gets
+    /// here (and local submodules allowed).
+    pub fn shell(&self, script: &Path) -> Command {
+        let mut command = Command::new("bash");
+        command.arg(script).current_dir(self.path()).env("GIT_CONFIG_NOSYSTEM", "1").env("HOME", self.path());
+        command.env("GIT_AUTHOR_NAME", "Tester").env("GIT_AUTHOR_EMAIL", "t@example.com");
+        command.env("GIT_COMMITTER_NAME", "Tester").env("GIT_COMMITTER_EMAIL", "t@example.com");
+        command.env("GIT_CONFIG_COUNT", "1").env("GIT_CONFIG_KEY_0", "protocol.file.allow");
+        command.env("GIT_CONFIG_VALUE_0", "always");
+        command
+    }
+
     pub fn head(&self) -> String {
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }
@@ -121,7 +133,12 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
         if path.file_name().is_some_and(|n| n == ".git") {
             continue;
         }
-        if path.is_dir() {
+        let meta = path.symlink_metadata().unwrap();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).unwrap();
+            files
+                .push((path.strip_prefix(root).unwrap().to_path_buf(), target.as_os_str().as_encoded_bytes().to_vec()));
+        } else if meta.is_dir() {
             collect(root, &path, files);
         } else {
             files.push((path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));

@@ -199,7 +199,7 @@ fn refuses_parent_escapes() {
 
 #[test]
 fn refuses_the_git_directory() {
-    refused(&TestRepo::with(&[("a", "a\n")]), ".git/hooks/pre-commit\n```\nx\n```\n", "inside .git/");
+    refused(&TestRepo::with(&[("a", "a\n")]), ".git/hooks/pre-commit\n```\nx\n```\n", "inside a .git directory");
 }
 
 #[cfg(unix)]

@@ -1,8 +1,10 @@
 //! Kill-and-verify soak: the real binary, killed at random moments in random
 //! repositories, must always leave the repository as before or as after.
 //!
-//! Each iteration builds a repository (some files modified, some untracked),
-//! a reply in a random format (valid or broken) and a random mode (commit,
+//! Each iteration builds a repository (some files modified, some untracked,
+//! an `out` symlink to a directory outside, a nested repository), a reply in
+//! a random format (valid or broken, sometimes also naming a hostile path:
+//! a protected file, an escape, `.git` in another spelling) and a random mode (commit,
 //! --no-commit, --partial, a --check), and sometimes a second applier racing
 //! the first. A reference copy of the repository runs the same command to
 //! completion: that is "after". The real run is killed (SIGKILL after a
@@ -11,7 +13,8 @@
 //! - the branch's tree and commit count are the before or the after ones;
 //! - the index and every working-tree file match that same state (so
 //!   untouched dirty and untracked files are byte-identical);
-//! - `git fsck` is clean.
+//! - `git fsck` is clean;
+//! - nothing was written outside, and no hostile path exists in either copy.
 //!
 //! `AGENT_APPLY_SOAK_ITERATIONS` (default 40, the CI run),
 //! `AGENT_APPLY_SOAK_SEED` (default: from the clock, printed),
@@ -75,7 +78,28 @@ struct Scenario {
     kill: Kill,
     /// A second applier, racing: it creates `racer.txt`.
     racer: bool,
+    /// A path the reply also tries to create, which the policy must refuse.
+    hostile: Option<&'static str>,
 }
+
+/// Paths a reply tries to write that the policy refuses: protected files,
+/// escapes (`out` is a tracked symlink to a directory outside), `.git` in
+/// another spelling, a nested repository's git dir, names no file system
+/// or reviewer should get.
+const HOSTILE_TARGETS: &[&str] = &[
+    ".agent-apply.toml",
+    ".envrc",
+    "src/.gitattributes",
+    ".githooks/pre-commit",
+    ".gitmodules",
+    "out/escaped.txt",
+    "../escaped.txt",
+    ".GIT/config",
+    "nested/.git/config",
+    "src/",
+    "odd//name.txt",
+    "bidi\u{202e}txt.sh",
+];
 
 const WORDS: &[&str] = &["alpha", "beta", "gamma", "delta", "let x = 1;", "return y", "}", "    fn f() {", "# note"];
 
@@ -132,6 +156,14 @@ fn scenario(rng: &mut Rng) -> Scenario {
             _ => format!("```diff\n--- /dev/null\n+++ b/{new_file}\n@@ -0,0 +1 @@\n+created\n```\n\n"),
         };
     }
+    let hostile = rng.chance(20).then(|| rng.pick(HOSTILE_TARGETS));
+    if let Some(path) = hostile {
+        reply += &match format {
+            "whole" => format!("{path}\n```\ncreated\n```\n\n"),
+            "editblock" => format!("{path}\n```\n<<<<<<< SEARCH\n=======\ncreated\n>>>>>>> REPLACE\n```\n\n"),
+            _ => format!("```diff\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+created\n```\n\n"),
+        };
+    }
     if rng.chance(5) {
         reply = "no edits here, just prose\n".into();
     }
@@ -148,7 +180,7 @@ fn scenario(rng: &mut Rng) -> Scenario {
         // Most runs take 30-100 ms: kill within that window.
         Kill::After(Duration::from_millis(rng.below(100) as u64))
     };
-    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20) }
+    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile }
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -170,13 +202,16 @@ fn write(dir: &Path, path: &str, content: &str) {
     std::fs::write(full, content).unwrap();
 }
 
-fn build_repo(dir: &Path, scenario: &Scenario) {
+fn build_repo(dir: &Path, outside: &Path, scenario: &Scenario) {
     git(dir, &["init", "-q", "-b", "main"]);
     for (path, content) in &scenario.files {
         write(dir, path, content);
     }
+    std::os::unix::fs::symlink(outside, dir.join("out")).unwrap();
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", "initial"]);
+    std::fs::create_dir(dir.join("nested")).unwrap();
+    git(&dir.join("nested"), &["init", "-q"]);
     for (path, content) in &scenario.dirty {
         write(dir, path, content);
     }
@@ -251,10 +286,13 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
         if path.file_name().is_some_and(|n| n == ".git") {
             continue;
         }
-        if path.is_dir() {
+        let relative = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let meta = path.symlink_metadata().unwrap();
+        if meta.file_type().is_symlink() {
+            files.insert(relative, std::fs::read_link(&path).unwrap().as_os_str().as_encoded_bytes().to_vec());
+        } else if meta.is_dir() {
             collect(root, &path, files);
         } else {
-            let relative = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
             files.insert(relative, std::fs::read(&path).unwrap());
         }
     }
@@ -263,6 +301,7 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
 #[derive(Debug, Default)]
 struct Counts {
     iterations: usize,
+    hostile: usize,
     kills: usize,
     finished: usize,
     recoveries: usize,
@@ -275,9 +314,11 @@ struct Counts {
 /// Run one iteration; `Err` is an invariant violation.
 fn iteration(rng: &mut Rng, work: &Path, counts: &mut Counts) -> Result<(), String> {
     let scenario = scenario(rng);
-    let (real, reference) = (work.join("real"), work.join("reference"));
+    let (real, reference, outside) = (work.join("real"), work.join("reference"), work.join("outside"));
     std::fs::create_dir_all(&real).unwrap();
-    build_repo(&real, &scenario);
+    std::fs::create_dir_all(&outside).unwrap();
+    build_repo(&real, &outside, &scenario);
+    counts.hostile += usize::from(scenario.hostile.is_some());
     let copied = Command::new("cp").args(["-a"]).arg(&real).arg(&reference).status().unwrap();
     assert!(copied.success());
     let before = state(&real);
@@ -336,6 +377,17 @@ fn iteration(rng: &mut Rng, work: &Path, counts: &mut Counts) -> Result<(), Stri
             "neither before nor after (reference exit {reference_code:?}, run {status:?}):\n{}",
             describe(&before, &after, &now)
         ));
+    }
+    if let Some(escaped) = std::fs::read_dir(&outside).unwrap().next() {
+        return Err(format!("wrote outside the repository: {:?}", escaped.unwrap().path()));
+    }
+    if let Some(path) = scenario.hostile {
+        for dir in [&real, &reference] {
+            let written = dir.join(path.trim_end_matches('/'));
+            if path != "src/" && written.symlink_metadata().is_ok() {
+                return Err(format!("the refused path {path:?} was written in {}", dir.display()));
+            }
+        }
     }
     if std::fs::read(real.join("racer.txt")).is_ok_and(|racer| racer != b"the racer was here\n") {
         return Err("the racer's file holds something else".into());
@@ -396,8 +448,9 @@ fn killed_at_random_moments_the_repository_is_always_before_or_after() {
         }
     }
     eprintln!(
-        "soak: iterations {}, kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
+        "soak: iterations {} (with a hostile path {}), kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
         counts.iterations,
+        counts.hostile,
         counts.kills,
         counts.finished,
         counts.recoveries,

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use agent_apply_sdk::types::{ApplyOutput, Edit, EditStatus, FailureKind, File, Outcome, Severity};
+use agent_apply_sdk::types::{ApplyOutput, Change, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply, snapshot_hint};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
-use crate::transaction::{CommitRequest, SnapshotError, check_path, planned_paths, read_snapshot};
+use crate::transaction::{CommitRequest, SnapshotError, binary_changes, check_path, planned_paths, read_snapshot};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
@@ -40,14 +40,14 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     limits.check_edit_count(parsed.edits.len())?;
 
     // Plan paths: an edit naming a refused path fails on its own, with the reason.
-    let planned = planned_paths(&parsed.edits, &args.files);
+    let mut planned = planned_paths(&parsed.edits, &args.files);
     let mut refused: HashMap<String, SnapshotError> = HashMap::new();
     let mut snapshots: Vec<File> = Vec::new();
     for path in &planned {
-        let checked = check_path(&context.root, path).map_err(SnapshotError::from).and_then(|_| match &repo {
-            Some(repo) => repo.check_ignored(path, args.allow_ignored),
-            None => Ok(()),
-        });
+        let checked = match &repo {
+            Some(repo) => repo.check_edit_path(path, args.allow_ignored),
+            None => check_path(&context.root, path).map_err(SnapshotError::from),
+        };
         match checked.and_then(|_| read_snapshot(&context.root, path, &limits)) {
             Ok(Some(file)) => snapshots.push(file),
             Ok(None) => {}
@@ -56,6 +56,8 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             }
         }
     }
+    // Only paths that passed the policy may be written.
+    planned.retain(|path| !refused.contains_key(path));
     let edit_refusal =
         |edit: &Edit| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p));
     let allowed: Vec<(usize, &Edit)> =
@@ -79,6 +81,15 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         })?
     };
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
+    // New content that is not text fails its edits, whatever the format said.
+    let mut output = output;
+    let binary: HashMap<String, SnapshotError> =
+        binary_changes(&output.changes).into_iter().map(|e| (e.path().to_string(), e)).collect();
+    output.changes.retain(|change| !change_paths(change).any(|path| binary.contains_key(path)));
+    let edit_refusal = |edit: &Edit| {
+        let paths = || std::iter::once(&edit.path).chain(&edit.related_paths);
+        paths().find_map(|p| refused.get(p)).or_else(|| paths().find_map(|p| binary.get(p)))
+    };
 
     // Outcomes in reply order: refused paths, the plugin's verdicts, and
     // edits never tried because the reply was malformed.
@@ -175,6 +186,16 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         eprint!("{}", chosen.instance.stderr());
     }
     Ok(exit)
+}
+
+/// The paths a change writes or removes.
+fn change_paths(change: &Change) -> impl Iterator<Item = &String> {
+    let (first, second) = match change {
+        Change::Write(file) => (&file.path, None),
+        Change::Delete(path) => (path, None),
+        Change::Rename(rename) => (&rename.from, Some(&rename.to)),
+    };
+    std::iter::once(first).chain(second)
 }
 
 fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {

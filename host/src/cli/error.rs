@@ -191,6 +191,8 @@ impl From<TxError> for CommandError {
                 .hint("run the command again: the reply will be applied to the new state"),
             TxError::Busy { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("wait for it to finish; if no run is active, `git agent-apply recover` clears a stale lock"),
+            TxError::Locked { .. } => CommandError::new(Exit::Conflict, error.to_string())
+                .hint("wait for that git command to finish; if none is running, remove the lock file"),
             TxError::Dirty { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("commit or stash your changes, or pass --dirty commit-first or --dirty include"),
             TxError::Refused(_) => CommandError::new(Exit::EditsFailed, error.to_string()),

@@ -139,6 +139,11 @@ pub struct ApplyArgs {
 
 /// Run the command line; returns the process exit code.
 pub fn run() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|first| first == crate::transaction::process_tree::SUPERVISE) {
+        let code = crate::transaction::process_tree::supervise(&args.collect::<Vec<_>>());
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     let json = match &cli.command {
         None => cli.apply.json,
@@ -198,12 +203,18 @@ impl Context {
         Ok(Context { root, repository, config, registry, verbose: global.verbose })
     }
 
-    /// The run's repository, for the transaction (an error outside one).
-    pub fn take_git_repo(&mut self) -> Result<GitRepo, crate::transaction::TxError> {
-        match self.repository.take() {
+    /// The run's repository, for the transaction (an error outside one),
+    /// with the config's protected paths.
+    pub fn take_git_repo(&mut self) -> Result<GitRepo, CommandError> {
+        let mut repo = match self.repository.take() {
             Some(repository) => GitRepo::open(repository),
             None => GitRepo::discover(&self.root),
-        }
+        }?;
+        repo.protect(&self.config.protected, &self.config.allow_protected).map_err(|error| {
+            CommandError::usage(format!("invalid config: {error}"))
+                .hint("protected and allow-protected take globs such as `deploy/**` or `**/.env*`")
+        })?;
+        Ok(repo)
     }
 }
 

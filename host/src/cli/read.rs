@@ -1,12 +1,12 @@
 //! `git agent-apply read`: a file as a model should read it for a format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use agent_apply_sdk::types::{File, LineRange};
 use clap::Args;
 
 use super::{CommandError, Context, Exit, GlobalArgs, format_options, snapshot_hint};
-use crate::transaction::read_text;
+use crate::transaction::{SnapshotError, check_path, lexical_normal, read_text};
 
 #[derive(Debug, Args)]
 pub struct ReadArgs {
@@ -18,6 +18,9 @@ pub struct ReadArgs {
     /// Line ranges to show, e.g. `10-20,45-55` or `7` (default: the whole file).
     #[arg(long, value_name = "RANGES", value_parser = parse_ranges)]
     lines: Option<LineRanges>,
+    /// Show a file git ignores (as `apply --allow-ignored` edits one).
+    #[arg(long)]
+    allow_ignored: bool,
 }
 
 /// The value of `--lines` (a newtype, so clap takes it as one value).
@@ -46,12 +49,16 @@ pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
 }
 
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
+    let mut context = Context::new(global)?;
     let entry = context.registry.find(&args.format)?.clone();
-    let path = args.path.to_string_lossy().replace('\\', "/");
-    // A file too large or too odd to edit is refused here too: a model that
-    // reads it could not edit it.
-    let content = match read_text(&args.path, &path, &context.config.input_limits()) {
+    let path = repo_relative(&context.root, &args.path);
+    // What a model reads obeys the same policy as what it edits, and a file
+    // too large or too odd to edit is refused too: it could not be edited.
+    let checked = match context.take_git_repo() {
+        Ok(repo) => repo.check_read_path(&path, args.allow_ignored),
+        Err(_) => check_path(&context.root, &path).map_err(SnapshotError::from),
+    };
+    let content = match checked.and_then(|full| read_text(&full, &path, &context.config.input_limits())) {
         Ok(Some(content)) => content,
         Ok(None) => return Err(CommandError::usage(format!("cannot read {path}: no such file"))),
         Err(error) => {
@@ -67,6 +74,25 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     })?;
     print!("{view}");
     Ok(Exit::Ok)
+}
+
+/// `path` as the repo-relative path the policy judges: a relative path is
+/// taken from the current directory when that is inside the repository (as
+/// git does), else from the root; an absolute one must lead inside the root.
+/// Folded lexically: the policy then refuses any symlink on the way.
+fn repo_relative(root: &Path, path: &Path) -> String {
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let cwd = std::env::current_dir().ok().filter(|cwd| cwd.starts_with(&canonical_root));
+    let absolute = match (path.is_absolute(), cwd) {
+        (true, _) => path.to_path_buf(),
+        (false, Some(cwd)) => cwd.join(path),
+        (false, None) => canonical_root.join(path),
+    };
+    match lexical_normal(&absolute).strip_prefix(&canonical_root) {
+        Ok(relative) => relative.to_string_lossy().into_owned(),
+        // Outside the root: left absolute, for the policy to refuse by name.
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,13 @@
 //! while it writes. A run SIGKILLed at that moment leaves the lock behind,
 //! and every later git command (and every later run) refuses to touch the
 //! index or the branch. So before each such write the run records the lock's
-//! path in its state directory, and removes the record after; recovery,
-//! holding the repo lock, removes a recorded lock, which can only be a dead
-//! run's. A working-tree-only write of one file records its temp file the
+//! path in its state directory, and removes the record after, whether the
+//! write succeeded or failed: only a killed run leaves a record. Recovery,
+//! holding the repo lock (so the recording run is dead), removes a recorded
+//! lock only if that run can have made it: it did not exist when the record
+//! was written (a lock already there is refused before recording) and it is
+//! no older than the record. A lock another git process holds is never
+//! removed. A working-tree-only write of one file records its temp file the
 //! same way, since no journal names it.
 
 use std::path::{Path, PathBuf};
@@ -21,13 +25,16 @@ pub fn recorded<T>(
     locks: &[PathBuf],
     write: impl FnOnce() -> Result<T, TxError>,
 ) -> Result<T, TxError> {
+    if let Some(held) = locks.iter().find(|lock| lock.symlink_metadata().is_ok()) {
+        return Err(TxError::Locked { lock: held.clone() });
+    }
     let record = state_dir.join(RECORD);
     let lines: Vec<String> = locks.iter().map(|l| l.to_string_lossy().into_owned()).collect();
     std::fs::write(&record, lines.join("\n")).map_err(|e| TxError::io(&record, e))?;
     fault::point(stage);
-    let result = write()?;
+    let result = write();
     remove(&record)?;
-    Ok(result)
+    result
 }
 
 /// Whether a run left a record behind (it was killed mid-write).
@@ -44,8 +51,14 @@ pub fn clear_stale(state_dir: &Path) -> Result<(), TxError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(TxError::io(&record, e)),
     };
-    for lock in locks.lines() {
-        remove(Path::new(lock))?;
+    let recorded_at = record.metadata().and_then(|m| m.modified()).map_err(|e| TxError::io(&record, e))?;
+    for lock in locks.lines().map(Path::new) {
+        let made_by_the_run = lock
+            .symlink_metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.modified().is_ok_and(|at| at >= recorded_at));
+        if made_by_the_run {
+            remove(lock)?;
+        }
     }
     remove(&record)
 }

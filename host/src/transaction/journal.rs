@@ -65,6 +65,9 @@ pub struct Journal {
     pub new_commit: Option<String>,
     /// Whether the index follows the working tree for these paths.
     pub stage: bool,
+    /// Names the run's temp files (see `worktree::temp_path`).
+    #[serde(default)]
+    pub nonce: String,
     pub entries: Vec<Entry>,
 }
 
@@ -119,6 +122,7 @@ impl Journal {
             old_commit: old.map(|c| c.to_string()),
             new_commit: new.map(|c| c.to_string()),
             stage,
+            nonce: worktree::new_nonce(),
             entries,
         }
     }
@@ -182,13 +186,20 @@ impl Journal {
         let mut recovery = Recovery::default();
         gitlock::clear_stale(state_dir)?;
         for entry in &self.entries {
-            worktree::remove_temp_file(root, &entry.path)?;
+            worktree::remove_temp_file(root, &entry.path, &self.nonce)?;
         }
         if !self.committed(repo) {
             recovery.discarded = true;
         } else {
             let mut writes = Vec::new();
             for entry in &self.entries {
+                // A path the policy refuses (a journal from an older build
+                // could name one) can never be written: leave it, say so,
+                // and finish the rest, rather than fail every later run.
+                if super::check_path(root, &entry.path).is_err() {
+                    recovery.left.push(entry.path.clone());
+                    continue;
+                }
                 let current = worktree::current_digest(root, &entry.path)?;
                 let write = if current == entry.after {
                     false
@@ -212,7 +223,7 @@ impl Journal {
                 });
                 recovery.completed.push(entry.path.clone());
             }
-            worktree::update(repo, root, state_dir, &writes, self.stage)?;
+            worktree::update(repo, root, state_dir, &writes, self.stage, &self.nonce)?;
         }
         Journal::remove(state_dir)?;
         Ok(recovery)

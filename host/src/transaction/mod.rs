@@ -10,6 +10,8 @@ mod gitlock;
 mod journal;
 mod lock;
 mod paths;
+pub mod process_tree;
+pub mod protect;
 mod sandbox;
 mod worktree;
 
@@ -25,7 +27,7 @@ use crate::limits::{InputLimits, long_line, nul_offset};
 pub use journal::Recovery;
 use journal::{Entry, Journal};
 use lock::RepoLock;
-pub use paths::{PathError, check_path};
+pub use paths::{PathError, check_path, lexical_normal};
 pub use sandbox::CheckResult;
 
 /// The trailer that marks an agent commit (`Agent-Apply: <format>`).
@@ -44,6 +46,8 @@ pub enum TxError {
     Journal { path: PathBuf, reason: String },
     #[error("another git agent-apply is running in this repository (lock {})", lock.display())]
     Busy { lock: PathBuf },
+    #[error("{} exists: another git process is using the repository", lock.display())]
+    Locked { lock: PathBuf },
     #[error(
         "{reference} moved while the edits were being applied (it was {expected}, now {found}); nothing was changed"
     )]
@@ -79,6 +83,10 @@ pub enum SnapshotError {
     NotUtf8 { path: String, offset: usize },
     #[error("{path} looks binary (it holds a NUL byte at offset {offset}); binary files are not edited")]
     Binary { path: String, offset: usize },
+    #[error(
+        "the edit would make {path} binary (a NUL byte at offset {offset} of its new content); binary content is not written"
+    )]
+    BecomesBinary { path: String, offset: usize },
     #[error("{path} is ignored by git; pass --allow-ignored to edit it anyway")]
     Ignored { path: String },
     #[error("{path} is {size} bytes, over the {limit}-byte limit for edited files")]
@@ -96,6 +104,7 @@ impl SnapshotError {
             SnapshotError::Path(e) => e.path(),
             SnapshotError::NotUtf8 { path, .. }
             | SnapshotError::Binary { path, .. }
+            | SnapshotError::BecomesBinary { path, .. }
             | SnapshotError::Ignored { path }
             | SnapshotError::TooLarge { path, .. }
             | SnapshotError::LineTooLong { path, .. }
@@ -110,6 +119,22 @@ pub fn planned_paths(edits: &[Edit], candidates: &[String]) -> Vec<String> {
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let named = edits.iter().flat_map(|e| std::iter::once(&e.path).chain(&e.related_paths));
     named.chain(candidates).filter(|path| seen.insert(path.as_str())).cloned().collect()
+}
+
+/// The changes whose new content is not text (it holds a NUL byte, as a
+/// `\u0000` escape in a JSON edit can put there): each refused like a binary
+/// target, by path.
+pub fn binary_changes(changes: &[Change]) -> Vec<SnapshotError> {
+    let written = changes.iter().filter_map(|change| match change {
+        Change::Write(file) => Some((&file.path, &file.content)),
+        Change::Rename(rename) => Some((&rename.to, &rename.content)),
+        Change::Delete(_) => None,
+    });
+    written
+        .filter_map(|(path, content)| {
+            nul_offset(content.as_bytes()).map(|offset| SnapshotError::BecomesBinary { path: path.clone(), offset })
+        })
+        .collect()
 }
 
 /// Read the snapshot of one path under `root` (`None`: it does not exist),
@@ -211,6 +236,7 @@ pub struct GitRepo {
     repo: Repository,
     root: PathBuf,
     state_dir: PathBuf,
+    protection: protect::Protection,
 }
 
 impl GitRepo {
@@ -226,7 +252,25 @@ impl GitRepo {
             .ok_or_else(|| TxError::Refused("the repository is bare; edits need a working tree".into()))?
             .to_path_buf();
         let state_dir = repo.commondir().join("agent-apply");
-        Ok(GitRepo { repo, root, state_dir })
+        let protection = Self::protection_of(&repo, &root, &[], &[]).expect("the built-in globs are valid");
+        Ok(GitRepo { repo, root, state_dir, protection })
+    }
+
+    /// Protect `extra` (globs) beside the built-in protected paths, and lift
+    /// the protection of what `allow` matches (both from config, never from
+    /// a reply).
+    pub fn protect(&mut self, extra: &[String], allow: &[String]) -> Result<(), protect::GlobError> {
+        self.protection = Self::protection_of(&self.repo, &self.root, extra, allow)?;
+        Ok(())
+    }
+
+    fn protection_of(
+        repo: &Repository,
+        root: &Path,
+        extra: &[String],
+        allow: &[String],
+    ) -> Result<protect::Protection, protect::GlobError> {
+        protect::Protection::new(protect::hooks_dir_inside(repo, root).as_deref(), extra, allow)
     }
 
     pub fn root(&self) -> &Path {
@@ -267,9 +311,56 @@ impl GitRepo {
         }
     }
 
-    /// Check `path` against the repository's policy: ignored files are
-    /// refused unless `allow_ignored`.
-    pub fn check_ignored(&self, path: &str, allow_ignored: bool) -> Result<(), SnapshotError> {
+    /// Check `path` against the whole path policy: the lexical and file
+    /// system rules ([`check_path`]), submodules, protected paths, and
+    /// ignored files (refused unless `allow_ignored`).
+    pub fn check_edit_path(&self, path: &str, allow_ignored: bool) -> Result<PathBuf, SnapshotError> {
+        let full = self.check_confined(path)?;
+        self.check_ignored(path, allow_ignored)?;
+        Ok(full)
+    }
+
+    /// The policy without the ignored-file rule: what is checked again at
+    /// the moment of writing.
+    fn check_confined(&self, path: &str) -> Result<PathBuf, PathError> {
+        let full = self.check_contained(path)?;
+        if let Some(reason) = self.protection.reason(path) {
+            return Err(PathError::Protected { path: path.to_string(), reason: reason.to_string() });
+        }
+        Ok(full)
+    }
+
+    /// The submodule (an index entry of mode 160000) that is `path` or one
+    /// of its parent directories, checked out or not.
+    fn submodule_around(&self, path: &str) -> Option<String> {
+        let index = self.repo.index().ok()?;
+        let mut prefix = path;
+        loop {
+            if index.get_path(Path::new(prefix), 0).is_some_and(|e| e.mode == 0o160000) {
+                return Some(prefix.to_string());
+            }
+            prefix = &prefix[..prefix.rfind('/')?];
+        }
+    }
+
+    /// Check a path `read` is asked to show: the edit policy but for
+    /// protection (reading a protected file changes nothing).
+    pub fn check_read_path(&self, path: &str, allow_ignored: bool) -> Result<PathBuf, SnapshotError> {
+        let full = self.check_contained(path)?;
+        self.check_ignored(path, allow_ignored)?;
+        Ok(full)
+    }
+
+    /// [`check_path`], and not inside a submodule.
+    fn check_contained(&self, path: &str) -> Result<PathBuf, PathError> {
+        let full = check_path(&self.root, path)?;
+        match self.submodule_around(path) {
+            Some(submodule) => Err(PathError::NestedRepository { path: path.to_string(), repo: submodule }),
+            None => Ok(full),
+        }
+    }
+
+    fn check_ignored(&self, path: &str, allow_ignored: bool) -> Result<(), SnapshotError> {
         if allow_ignored || self.tracked(path) {
             return Ok(());
         }
@@ -342,8 +433,13 @@ impl GitRepo {
     }
 
     /// The changes as path → new content (`None`: deleted), each path
-    /// required to be one the reply planned.
-    fn flatten<'c>(changes: &'c [Change], planned: &[String]) -> Result<BTreeMap<String, Option<&'c str>>, TxError> {
+    /// required to be one the reply planned and checked against the policy
+    /// again: a plugin's output is not trusted to stay within the plan.
+    fn flatten<'c>(
+        &self,
+        changes: &'c [Change],
+        planned: &[String],
+    ) -> Result<BTreeMap<String, Option<&'c str>>, TxError> {
         let mut flat = BTreeMap::new();
         for change in changes {
             match change {
@@ -363,6 +459,14 @@ impl GitRepo {
             if !planned.contains(path) {
                 return Err(TxError::UnplannedChange { path: path.clone() });
             }
+            self.check_confined(path).map_err(|e| TxError::Refused(e.to_string()))?;
+        }
+        for (path, content) in &flat {
+            if let Some(offset) = content.and_then(|c| nul_offset(c.as_bytes())) {
+                return Err(TxError::Refused(format!(
+                    "the new content of {path} holds a NUL byte at offset {offset}; binary files are not written"
+                )));
+            }
         }
         Ok(flat)
     }
@@ -377,7 +481,8 @@ impl GitRepo {
         changes: &[Change],
         request: &CommitRequest<'_>,
     ) -> Result<Result<Committed, ChecksFailed>, TxError> {
-        let flat = Self::flatten(changes, planned)?;
+        let flat = self.flatten(changes, planned)?;
+        self.refuse_held_locks(head)?;
         let touched: Vec<String> = flat.keys().cloned().collect();
         let dirty = self.dirty_paths(head, &touched)?;
         if !dirty.is_empty() && request.dirty == DirtyPolicy::Refuse {
@@ -483,6 +588,17 @@ impl GitRepo {
         }))
     }
 
+    /// Refuse, before any object is written, while another git process
+    /// holds the index or the branch: the run would fail halfway otherwise.
+    fn refuse_held_locks(&self, head: &Head) -> Result<(), TxError> {
+        let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
+        let locks = [self.repo.path().join("index.lock"), dir.join(format!("{}.lock", head.reference))];
+        match locks.into_iter().find(|lock| lock.symlink_metadata().is_ok()) {
+            Some(lock) => Err(TxError::Locked { lock }),
+            None => Ok(()),
+        }
+    }
+
     /// Move `head.reference` from `head.commit` to `new`, only if it still
     /// points where the run started.
     fn move_reference(&self, head: &Head, new: Oid, log: &str) -> Result<(), TxError> {
@@ -528,7 +644,7 @@ impl GitRepo {
     /// the journal, their new contents kept in the state directory (no
     /// objects are written: nothing is committed).
     pub fn write_worktree(&self, snapshots: &[File], planned: &[String], changes: &[Change]) -> Result<(), TxError> {
-        let flat = Self::flatten(changes, planned)?;
+        let flat = self.flatten(changes, planned)?;
         let head = self.head()?;
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
@@ -542,12 +658,11 @@ impl GitRepo {
                 // A single rename is already all or nothing; the temp file it
                 // renames is recorded so that recovery removes it if killed.
                 let full = self.root.join(path);
+                let temp = worktree::temp_path(&full, &worktree::new_nonce());
                 return match content {
-                    Some(content) => {
-                        gitlock::recorded(&self.state_dir, "mid-write", &[worktree::temp_path(&full)], || {
-                            worktree::write_atomically(&full, content.as_bytes(), executable)
-                        })
-                    }
+                    Some(content) => gitlock::recorded(&self.state_dir, "mid-write", &[temp.clone()], || {
+                        worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
+                    }),
                     None => worktree::update(
                         &self.repo,
                         &self.root,
@@ -560,6 +675,7 @@ impl GitRepo {
                             write: true,
                         }],
                         false,
+                        "",
                     ),
                 };
             }

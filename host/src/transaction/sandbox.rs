@@ -4,8 +4,9 @@
 //! which rewrite only the files that differ.
 //!
 //! One run at a time uses it, under `sandbox.lock`. Every process started
-//! here dies with the run (on Linux), so a killed run leaves no git command
-//! writing into `.git/worktrees/` behind it; what the killed command left
+//! here dies with the run (on Linux), checks with every process they started
+//! ([`process_tree`]), so a killed run leaves no check running and no git
+//! command writing into `.git/worktrees/` behind it; what the killed command left
 //! half-written, the next taker of the lock (or `recover`) removes, and the
 //! sandbox is made again.
 
@@ -18,6 +19,7 @@ use serde::Serialize;
 
 use super::TxError;
 use super::lock::{self, PidLock};
+use super::process_tree::{self, dies_with_run};
 
 const LOCK: &str = "sandbox.lock";
 
@@ -111,32 +113,6 @@ fn remove_dir(path: &Path) -> Result<(), TxError> {
     }
 }
 
-/// Make `command` die with this process, so a killed run cannot leave a git
-/// command writing in the repository after it is gone.
-#[cfg(target_os = "linux")]
-fn dies_with_run(command: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt as _;
-    let parent = std::process::id();
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The run may have died before the prctl took effect.
-            if libc::getppid() as u32 != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        })
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn dies_with_run(command: &mut Command) -> &mut Command {
-    command
-}
-
 fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
     let output = dies_with_run(&mut Command::new("git"))
         .arg("-C")
@@ -187,16 +163,14 @@ pub fn run(
     let mut results = Vec::new();
     let mut steps: Vec<(String, Command)> = Vec::new();
     if let Some(hook) = hook {
-        steps.push(("pre-commit hook".into(), Command::new(hook)));
+        steps.push(("pre-commit hook".into(), process_tree::program_command(hook)));
     }
     for check in checks {
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(check);
-        steps.push((check.clone(), command));
+        steps.push((check.clone(), process_tree::check_command(check)));
     }
     for (name, mut command) in steps {
         let started = Instant::now();
-        let output = dies_with_run(&mut command)
+        let output = command
             .current_dir(&sandbox)
             .env_remove("GIT_DIR")
             .env_remove("GIT_INDEX_FILE")

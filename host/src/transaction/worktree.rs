@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
-use super::{TxError, fault, gitlock, journal};
+use super::{TxError, check_path, fault, gitlock, journal};
 
 /// The new state of one path.
 #[derive(Debug, Clone)]
@@ -27,7 +27,8 @@ pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
     let full = root.join(path);
     match std::fs::read(&full) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A file where a directory of the path should be: the path is absent.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
         Err(e) => Err(TxError::io(&full, e)),
     }
 }
@@ -78,15 +79,22 @@ pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError
     Ok(current(root, path)?.map(|bytes| journal::digest(&bytes)))
 }
 
-/// Write each file atomically (temp file + rename in its directory), then
-/// update the index entries for these paths when `stage`.
+/// Write each file atomically (temp file named from `nonce` + rename in its
+/// directory), then update the index entries for these paths when `stage`.
+/// Every path is checked against the path policy here too, before the first
+/// write: whatever planned the paths, nothing is written through a symlink,
+/// into a nested repository or outside the working tree.
 pub fn update(
     repo: &Repository,
     root: &Path,
     state_dir: &Path,
     updates: &[PathUpdate],
     stage: bool,
+    nonce: &str,
 ) -> Result<(), TxError> {
+    for update in updates.iter().filter(|u| u.write) {
+        check_path(root, &update.path).map_err(|e| TxError::Refused(e.to_string()))?;
+    }
     for (n, update) in updates.iter().enumerate() {
         if n == 1 {
             fault::point("mid-worktree");
@@ -96,7 +104,7 @@ pub fn update(
         }
         let full = root.join(&update.path);
         match &update.content {
-            Some(content) => write_atomically(&full, content, update.executable)?,
+            Some(content) => write_atomically(&full, &temp_path(&full, nonce), content, update.executable)?,
             None if update.deleted => match std::fs::remove_file(&full) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
                 _ => remove_empty_parents(root, &full),
@@ -122,40 +130,89 @@ pub fn update(
     Ok(())
 }
 
-/// Where `full` is written before it is renamed into place: a fixed name
-/// beside it, so a run killed mid-write leaves a file that the journal's
-/// paths lead recovery to, rather than an anonymous temp file in the user's tree.
-pub fn temp_path(full: &Path) -> PathBuf {
-    let name = full.file_name().expect("repo paths name a file").to_string_lossy();
-    full.with_file_name(format!(".{name}.agent-apply-tmp"))
+/// The length of a temp file's name (`.agent-apply-` + 16 hex digits +
+/// `.tmp`): the path policy makes room for it beside every edited file.
+pub const TEMP_NAME_LEN: usize = 33;
+
+/// Where `full` is written before it is renamed into place: a name beside
+/// it drawn from the run's `nonce` and the file's name. Recovery derives the
+/// same name from the journal's nonce, so a run killed mid-write leaves no
+/// anonymous file in the user's tree, and no tracked file can be in the way
+/// of a name nobody could predict.
+pub fn temp_path(full: &Path, nonce: &str) -> PathBuf {
+    let name = full.file_name().expect("repo paths name a file").as_encoded_bytes();
+    let mut seed = nonce.as_bytes().to_vec();
+    seed.push(0);
+    seed.extend_from_slice(name);
+    full.with_file_name(format!(".agent-apply-{:016x}.tmp", xxhash_rust::xxh3::xxh3_64(&seed)))
 }
 
-/// Remove what a killed write of `path` may have left behind.
-pub fn remove_temp_file(root: &Path, path: &str) -> Result<(), TxError> {
-    let temp = temp_path(&root.join(path));
-    match std::fs::remove_file(&temp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(&temp, e)),
+/// A fresh nonce for a run's temp file names.
+pub fn new_nonce() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let seed = format!("{}:{}:{:p}", std::process::id(), now.as_nanos(), &now);
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()))
+}
+
+/// Remove what a killed write of `path` may have left behind: the temp file
+/// of run `nonce`, and only if it is a plain file (the run made it with
+/// `O_EXCL`, so a symlink or directory there is not the run's).
+pub fn remove_temp_file(root: &Path, path: &str, nonce: &str) -> Result<(), TxError> {
+    let temp = temp_path(&root.join(path), nonce);
+    match std::fs::symlink_metadata(&temp) {
+        Ok(meta) if meta.is_file() => std::fs::remove_file(&temp).map_err(|e| TxError::io(&temp, e)),
         _ => Ok(()),
     }
 }
 
-pub fn write_atomically(full: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
+/// Replace `full` with `bytes` through the temp file `temp`, created
+/// exclusively (never through a link, never over a file the tool did not
+/// create), keeping the file's permission bits and setting or clearing
+/// execute as `executable` says.
+pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool) -> Result<(), TxError> {
     let dir = full.parent().expect("repo paths have a parent");
     std::fs::create_dir_all(dir).map_err(|e| TxError::io(dir, e))?;
-    let temp = temp_path(full);
-    let mut file = std::fs::File::create(&temp).map_err(|e| TxError::io(&temp, e))?;
-    std::io::Write::write_all(&mut file, bytes).map_err(|e| TxError::io(&temp, e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = if executable { 0o755 } else { 0o644 };
-        file.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(|e| TxError::io(&temp, e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = executable;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(temp).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            TxError::Refused(format!(
+                "{} is in the way of the temp file this run writes; it was left as it is",
+                temp.display()
+            ))
+        } else {
+            TxError::io(temp, e)
+        }
+    })?;
+    let written = std::io::Write::write_all(&mut file, bytes)
+        .and_then(|()| set_mode(&file, full, executable))
+        .map_err(|e| TxError::io(temp, e));
     drop(file);
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(temp);
+        return Err(error);
+    }
     fault::point("mid-write");
-    std::fs::rename(&temp, full).map_err(|e| TxError::io(full, e))?;
+    std::fs::rename(temp, full).map_err(|e| {
+        let _ = std::fs::remove_file(temp);
+        TxError::io(full, e)
+    })
+}
+
+/// The permission bits of the file being replaced (a new file keeps what the
+/// umask gave the temp file), plus execute where it is readable when
+/// `executable`. Execute bits the user set are never cleared.
+#[cfg(unix)]
+fn set_mode(file: &std::fs::File, full: &Path, executable: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = match std::fs::symlink_metadata(full) {
+        Ok(meta) if meta.is_file() => meta.permissions().mode() & 0o7777,
+        _ => file.metadata()?.permissions().mode() & 0o7777,
+    };
+    let mode = if executable { mode | ((mode & 0o444) >> 2) } else { mode };
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_file: &std::fs::File, _full: &Path, _executable: bool) -> std::io::Result<()> {
     Ok(())
 }
 

@@ -1,0 +1,2 @@
+set -euo pipefail
+touch .git/index.lock

@@ -1,0 +1,7 @@
+set -euo pipefail
+printf '[plugins.hostile]\npath = "%s"\n' "$HOSTILE_WASM" > .agent-apply.toml
+git add .agent-apply.toml
+git commit -qm plugin
+ln -s "$OUTSIDE" out
+git add out
+git commit -qm out

@@ -1,0 +1,2 @@
+set -euo pipefail
+git config core.hooksPath "$PWD/ci/git-hooks"

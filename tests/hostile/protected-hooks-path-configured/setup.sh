@@ -1,0 +1,3 @@
+set -euo pipefail
+git config core.hooksPath tools/hooks
+mkdir -p tools/hooks

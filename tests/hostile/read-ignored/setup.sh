@@ -1,0 +1,2 @@
+set -euo pipefail
+echo SECRET=1 > .env

@@ -1,0 +1,2 @@
+set -euo pipefail
+ln -s "$OUTSIDE" out

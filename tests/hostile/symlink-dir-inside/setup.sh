@@ -1,0 +1,4 @@
+set -euo pipefail
+ln -s src inside
+git add inside
+git commit -qm inside
