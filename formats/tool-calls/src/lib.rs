@@ -174,14 +174,12 @@ impl Format for ToolCalls {
             message: format!("{label} on {path}: {}", failure.message),
             ..failure
         };
-        if path.starts_with('/') || path.get(1..2) == Some(":") {
-            return Err(prefix(
-                EditFailure::new(
-                    FailureKind::Forbidden,
-                    format!("{path:?} is an absolute path outside the repository"),
-                )
-                .with_hint("name files inside the repository, relative to its root"),
-            ));
+        // The host's path policy refuses these before apply; refused here
+        // too, in its words, so no host can have this plugin write them
+        // (an absolute path outside the repository stays absolute).
+        if let Err(problem) = agent_apply_sdk::repo_path::validate(path) {
+            let failure = EditFailure::new(FailureKind::Forbidden, format!("{path:?} {problem}"));
+            return Err(prefix(failure.with_hint("name files inside the repository, relative to its root")));
         }
         let current = workspace.read(path);
         let done = match &call.action {

@@ -87,7 +87,7 @@ fn absolute_paths_under_the_root_become_relative() {
     assert_eq!(paths, ["a.py", "/etc/hosts"]);
     // Never written by the plugin either, whatever host runs it.
     let refused = failed(&[], r#"{"file_path": "/etc/hosts", "content": "x"}"#);
-    assert!(refused.contains("\"/etc/hosts\" is an absolute path outside the repository"), "{refused}");
+    assert!(refused.contains("\"/etc/hosts\" is an absolute path; edits must name files relative"), "{refused}");
 }
 
 #[test]
