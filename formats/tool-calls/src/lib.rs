@@ -136,7 +136,7 @@ impl Format for ToolCalls {
                         .into(),
                 },
             ],
-            detect_hints: KEYS[..7].iter().map(|k| format!("\"{k}\"")).collect(),
+            detect_hints: ARGUMENT_KEYS.iter().map(|k| format!("\"{k}\"")).collect(),
         }
     }
 
@@ -144,7 +144,8 @@ impl Format for ToolCalls {
     /// when it holds only calls that are no edits, or JSON with the tools'
     /// keys that does not parse.
     fn detect(&self, reply: &str) -> f32 {
-        if !KEYS.iter().any(|k| reply.contains(k)) {
+        // Unquoted: inside an `arguments` string the keys' quotes are escaped.
+        if !ARGUMENT_KEYS.iter().chain(ENVELOPE_WORDS).any(|k| reply.contains(k)) {
             return 0.0;
         }
         let parsed = parse::parse(reply, None);
@@ -202,21 +203,12 @@ impl Format for ToolCalls {
     }
 }
 
-/// Words the tool calls' keys hold (unquoted: inside an `arguments`
-/// string they are escaped). A reply without any holds no call.
-const KEYS: &[&str] = &[
-    "old_string",
-    "oldString",
-    "old_str",
-    "file_path",
-    "filePath",
-    "insert_line",
-    "file_text",
-    "command",
-    "tool_use",
-    "function_call",
-    "tool_calls",
-];
+/// Keys only edit tool calls' arguments have: the detection hints.
+const ARGUMENT_KEYS: &[&str] =
+    &["old_string", "oldString", "old_str", "file_path", "filePath", "insert_line", "file_text"];
+/// Other words a reply of tool calls holds: the text editor's `command`
+/// (a `view`-only reply), the envelopes' types and lists.
+const ENVELOPE_WORDS: &[&str] = &["command", "tool_use", "function_call", "tool_calls"];
 
 agent_apply_sdk::export_format!(ToolCalls);
 
