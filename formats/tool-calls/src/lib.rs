@@ -141,19 +141,23 @@ impl Format for ToolCalls {
     }
 
     /// Near-certain when the reply holds a call this format reads; likely
-    /// when it holds only calls that are no edits, or JSON with the tools'
-    /// keys that does not parse.
+    /// when it holds only calls that are no edits (warnings), or problems
+    /// in a reply with the edit tools' keys (JSON that does not parse in
+    /// another format's reply is not this format's).
     fn detect(&self, reply: &str) -> f32 {
         // Unquoted: inside an `arguments` string the keys' quotes are escaped.
-        if !ARGUMENT_KEYS.iter().chain(ENVELOPE_WORDS).any(|k| reply.contains(k)) {
+        let keyed = ARGUMENT_KEYS.iter().any(|k| reply.contains(k));
+        if !keyed && !ENVELOPE_WORDS.iter().any(|k| reply.contains(k)) {
             return 0.0;
         }
         let parsed = parse::parse(reply, None);
         let errors = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+        let no_edits = parsed.diagnostics.iter().any(|d| d.severity == Severity::Warning);
         match (parsed.edits.is_empty(), errors) {
             (false, false) => 0.97,
             (false, true) => 0.9,
-            (true, _) if !parsed.diagnostics.is_empty() => 0.6,
+            (true, true) if keyed => 0.6,
+            (true, _) if no_edits => 0.6,
             (true, _) => 0.0,
         }
     }

@@ -190,8 +190,14 @@ fn other_formats_are_not_taken_for_tool_calls() {
     let hashline = "```json\n{\"path\": \"a.py\", \"edits\": [{\"set_line\": {\"anchor\": \"1:ab\", \"new_text\": \"x\"}}]}\n```\n";
     let ops = "```json\n[{\"targetFile\": \"a\", \"operation\": {\"type\": \"append\", \"content\": \"x\"}}]\n```\n";
     let package = "package.json\n```json\n{\"name\": \"x\", \"version\": \"1.0.0\"}\n```\n";
-    for reply in [hashline, ops, package, "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"] {
+    let broken = "Run this command after:\n```json\n[{\"targetFile\": \"a\",}]\n```\n";
+    for reply in [hashline, ops, package, broken, "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"] {
         assert_eq!(Plugin::detect(&ToolCalls, reply), 0.0, "{reply}");
+    }
+    let view_only = r#"{"command": "view", "path": "a.py"}"#;
+    let broken_call = "```json\n{\"file_path\": \"a\", \"old_string\": \"x\",}\n```\n";
+    for reply in [view_only, broken_call] {
+        assert_eq!(Plugin::detect(&ToolCalls, reply), 0.6, "{reply}");
     }
 }
 
