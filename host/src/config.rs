@@ -53,6 +53,10 @@ pub struct Config {
     /// Protected paths (globs) a reply may change after all.
     #[serde(default)]
     pub allow_protected: Vec<String>,
+    /// The repository root the config was loaded for (not a config key):
+    /// formats get it as the `repo-root` option.
+    #[serde(skip)]
+    pub repo_root: Option<PathBuf>,
 }
 
 /// Plugin resource limits and input limits (see [`InputLimits`] for what
@@ -123,7 +127,7 @@ impl Config {
         let user = std::env::var_os("AGENT_APPLY_CONFIG")
             .map(PathBuf::from)
             .or_else(|| dirs::config_dir().map(|d| d.join("agent-apply").join("config.toml")));
-        let mut config = Config::default();
+        let mut config = Config { repo_root: repo_root.map(Path::to_path_buf), ..Config::default() };
         for path in [user, repo_root.map(|r| r.join(REPO_CONFIG))].into_iter().flatten() {
             if path.is_file() {
                 config.merge(Config::read(&path)?);

@@ -30,6 +30,8 @@
 //! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
+//! - [`json`]: the JSON values of a reply (a JSON reply, JSON Lines, fenced
+//!   or bare objects in prose), for JSON and tool-call formats;
 //! - [`repo_path`]: whether a path is a plain repo-relative file path (the
 //!   lexical half of the host's path policy);
 //! - [`testing`]: the conformance-corpus runner.
@@ -56,6 +58,7 @@ pub mod fence;
 mod format;
 /// Drive a format on arbitrary bytes (fuzzing, property tests).
 pub mod fuzzing;
+pub mod json;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;

@@ -30,7 +30,7 @@ fn auto_detection_chooses_the_expected_format_for_every_corpus_reply() {
     let formats: std::collections::BTreeSet<&str> = cases.iter().map(|(_, f)| f.as_str()).collect();
     assert_eq!(
         formats.into_iter().collect::<Vec<_>>(),
-        ["compact", "editblock", "hashline", "ops-json", "udiff", "whole"]
+        ["compact", "editblock", "hashline", "ops-json", "tool-calls", "udiff", "whole"]
     );
     assert!(cases.len() >= 40, "only {} cases", cases.len());
 

@@ -20,4 +20,5 @@ mod repo;
 mod sandbox;
 mod security;
 mod states;
+mod tool_calls;
 mod transaction;

@@ -10,7 +10,7 @@ fn json(output: &[u8]) -> Value {
 
 #[test]
 fn prompt_json_gives_system_text_and_example_messages_for_every_format() {
-    for format in ["whole", "editblock", "udiff", "compact", "hashline"] {
+    for format in ["whole", "editblock", "udiff", "compact", "hashline", "tool-calls"] {
         let out = bin().args(["prompt", format, "--json"]).assert().success();
         let value = json(&out.get_output().stdout);
         assert_eq!(value["schema"], 1);
@@ -33,6 +33,24 @@ fn prompt_json_gives_system_text_and_example_messages_for_every_format() {
         let out = bin().args(["parse", "--format", "auto", "--json", "-"]).write_stdin(example).output().unwrap();
         assert_eq!(json(&out.stdout)["format"]["name"], format, "{format}: example detected as another format");
     }
+}
+
+#[test]
+fn prompt_json_gives_tool_definitions_for_tool_calls_only() {
+    let out = bin().args(["prompt", "tool-calls", "--json"]).assert().success();
+    let tools = json(&out.get_output().stdout)["tools"].clone();
+    let names = |list: &Value, pointer: &str| -> Vec<String> {
+        list.as_array().unwrap().iter().map(|t| t.pointer(pointer).unwrap().as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names(&tools["anthropic"], "/name"), ["Edit", "MultiEdit", "Write"]);
+    assert_eq!(names(&tools["openai"], "/function/name"), ["Edit", "MultiEdit", "Write"]);
+    assert_eq!(names(&tools["openai_responses"], "/name"), ["Edit", "MultiEdit", "Write"]);
+    let edit = &tools["anthropic"][0]["input_schema"];
+    assert_eq!(edit["type"], "object");
+    assert_eq!(edit["required"], serde_json::json!(["file_path", "old_string", "new_string"]));
+    assert_eq!(tools["openai"][1]["function"]["parameters"]["properties"]["edits"]["type"], "array");
+    let out = bin().args(["prompt", "editblock", "--json"]).assert().success();
+    assert!(json(&out.get_output().stdout).get("tools").is_none(), "other formats have no tool definitions");
 }
 
 #[test]

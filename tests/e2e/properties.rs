@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use crate::common::{Component, registry, shared_cache};
 use crate::repo::TestRepo;
 
-const FORMATS: &[&str] = &["whole", "editblock", "udiff", "compact", "hashline"];
+const FORMATS: &[&str] = &["whole", "editblock", "udiff", "compact", "hashline", "tool-calls"];
 
 /// Pieces of every format's syntax, and of hostile text, so generated
 /// replies reach deep into the parsers instead of being rejected at once.
@@ -46,6 +46,12 @@ const TOKENS: &[&str] = &[
     "insert_after 2:cd\n",
     "replace 1:ab..2:cd\n",
     "delete 1-3\n",
+    "{\"name\": \"Edit\", \"input\": ",
+    "{\"file_path\": \"a.txt\", \"old_string\": \"a\", \"new_string\": \"b\", \"replace_all\": true}",
+    "{\"command\": \"insert\", \"path\": \"a.txt\", \"insert_line\": 1, \"insert_text\": \"x\"}",
+    "\"edits\": [",
+    "}",
+    "]",
     "**a.txt**\n",
     "### a.txt\n",
     "\r\n",

@@ -232,15 +232,17 @@ pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String,
     Ok(read?)
 }
 
-/// Format options for `format`: config `[options.NAME]`, then flags.
+/// Format options for `format`: the repository's absolute path as
+/// `repo-root` (agents' tool calls name files by absolute paths; a plugin
+/// has no file system to find the repository itself), config
+/// `[options.NAME]`, then flags.
 pub fn format_options(config: &Config, format: &str, file: Option<&str>) -> Vec<agent_apply_sdk::types::OptionValue> {
-    let mut options: Vec<_> = config
-        .format_options(format)
-        .into_iter()
-        .map(|(key, value)| agent_apply_sdk::types::OptionValue { key, value })
-        .collect();
+    let option = |key: &str, value: String| agent_apply_sdk::types::OptionValue { key: key.into(), value };
+    let root = config.repo_root.as_deref().map(|root| option("repo-root", root.display().to_string()));
+    let mut options: Vec<_> = root.into_iter().collect();
+    options.extend(config.format_options(format).into_iter().map(|(key, value)| option(&key, value)));
     if let Some(file) = file {
-        options.push(agent_apply_sdk::types::OptionValue { key: "file".into(), value: file.into() });
+        options.push(option("file", file.into()));
     }
     options
 }

@@ -1,6 +1,7 @@
 //! `git agent-apply prompt FORMAT [--model NAME] [--json]`: the format's
 //! instructions for a model, as text or as chat messages for a harness.
 
+use agent_apply_sdk::types::{File, OptionValue};
 use clap::Args;
 use serde::Serialize;
 
@@ -17,7 +18,8 @@ pub struct PromptArgs {
     /// FORMAT is given.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
-    /// Print `{schema, format, system, examples: [{role, content}]}`.
+    /// Print `{schema, format, system, examples: [{role, content}]}`, and
+    /// `tools` (definitions for the model APIs) for `tool-calls`.
     #[arg(long)]
     pub json: bool,
 }
@@ -34,6 +36,10 @@ struct PromptJson {
     format: FormatChoice,
     system: String,
     examples: Vec<Message>,
+    /// Ready tool definitions (JSON Schema) for the model APIs, from a format
+    /// whose edits are tool calls: `{anthropic, openai, openai_responses}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<serde_json::Value>,
 }
 
 pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError> {
@@ -62,11 +68,11 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
         }
         return Ok(Exit::Ok);
     }
+    let options = format_options(&context.config, &entry.name, None);
     let mut examples = Vec::new();
     if !info.example_reply.is_empty() {
         // The files as the model would read them for this format (numbered
         // or hash-tagged lines where the format has such a view).
-        let options = format_options(&context.config, &entry.name, None);
         let mut user = String::from("Here are the files to edit:\n");
         for file in &info.example_files {
             let view = instance.render(file, &[], &options)?.unwrap_or_else(|_| file.content.clone());
@@ -83,11 +89,19 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
         examples.push(Message { role: "user", content: user });
         examples.push(Message { role: "assistant", content: info.example_reply.clone() });
     }
+    // A format publishes tool definitions by rendering them on request;
+    // any other format renders a view of the empty file (no object) or
+    // refuses the option, and has none.
+    let mut asking = options;
+    asking.push(OptionValue { key: "render".into(), value: "tool-definitions".into() });
+    let rendered = instance.render(&File::new("", ""), &[], &asking).ok().and_then(Result::ok);
+    let tools = rendered.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
     let report = PromptJson {
         schema: crate::report::SCHEMA,
         format: FormatChoice { name: entry.name.clone(), chosen_by: by },
         system: info.instructions,
         examples,
+        tools: tools.filter(serde_json::Value::is_object),
     };
     println!("{}", serde_json::to_string_pretty(&report).expect("prompt serializes"));
     Ok(Exit::Ok)

@@ -1,0 +1,220 @@
+//! `tool-calls` (aliases `str-replace`, `edit-tool`): edits as the tool calls
+//! agents already make, passed through as JSON.
+//!
+//! - Anthropic's text editor: `{"command": "str_replace" | "insert" | "create", "path", ...}`
+//!   (`view` is reported as no edit; `undo_edit` cannot be replayed and is an error);
+//! - Claude Code: `Edit` `{"file_path", "old_string", "new_string", "replace_all"?}`,
+//!   `MultiEdit` `{"file_path", "edits": [...]}`, `Write` `{"file_path", "content"}`;
+//! - opencode: `{"filePath", "oldString", "newString", "replaceAll"?}` and its write;
+//! - in envelopes: `{"name", "input"}` (Anthropic `tool_use`), `{"name", "arguments":
+//!   "<json>"}` (OpenAI), `{"type": "function_call", ...}` (Responses API),
+//!   `{"function": {...}}` (Chat Completions), lists and messages of those;
+//!
+//! each as one JSON object, an array, JSON Lines or fenced blocks in prose.
+//! Absolute paths inside the repository (the host passes its root as the
+//! `repo-root` option) become repo-relative. Calls apply in order, each to
+//! the result of the ones before.
+
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::view::render_ranges;
+use serde::{Deserialize, Serialize};
+
+mod apply;
+mod parse;
+mod tools;
+
+pub use parse::repo_relative;
+pub use tools::definitions;
+
+#[derive(Default)]
+pub struct ToolCalls;
+
+/// One replacement: `old_string` → `new_string`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replacement {
+    pub old: String,
+    pub new: String,
+    /// Replace every occurrence, not exactly one.
+    pub all: bool,
+}
+
+/// What a call does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `str_replace`, `Edit`, opencode's edit.
+    Replace(Replacement),
+    /// Replacements in order, each on the previous result, all or nothing.
+    MultiEdit { edits: Vec<Replacement> },
+    /// Lines after line `after_line` (0: the top).
+    Insert { after_line: u64, text: String },
+    /// The whole file; `create` does not overwrite.
+    Write { content: String, overwrite: bool },
+}
+
+impl Action {
+    /// One line for humans.
+    pub fn summary(&self) -> String {
+        let lines = |text: &str| agent_apply_sdk::text::line_count(text);
+        match self {
+            Action::Replace(r) if r.old.is_empty() => format!("create a file of {} lines", lines(&r.new)),
+            Action::Replace(r) => {
+                let all = if r.all { " (every occurrence)" } else { "" };
+                format!("replace {} line(s) with {}{all}", lines(&r.old), lines(&r.new))
+            }
+            Action::MultiEdit { edits } => format!("{} replacements in order", edits.len()),
+            Action::Insert { after_line, text } => format!("insert {} line(s) after line {after_line}", lines(text)),
+            Action::Write { content, .. } => format!("write the whole file ({} lines)", lines(content)),
+        }
+    }
+}
+
+/// The private payload of one edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// `call 2 (`Edit`, reply line 7)`, for messages.
+    pub label: String,
+    /// The tool's name as called, or the shape's (`Edit`, `str_replace`).
+    pub tool: String,
+    pub action: Action,
+}
+
+/// The option the host sets to the repository's absolute path.
+pub const REPO_ROOT: &str = "repo-root";
+/// `render` returns the tool definitions when this option is `tool-definitions`.
+pub const RENDER: &str = "render";
+
+const INSTRUCTIONS: &str = "\
+Edit files by calling the edit tools Edit, MultiEdit and Write. Written as text, send each call \
+as a JSON object in a ```json block:
+
+{\"name\": \"Edit\", \"input\": {\"file_path\": \"src/app.py\", \"old_string\": \"...\", \"new_string\": \"...\"}}
+
+- Edit replaces old_string with new_string. old_string is copied exactly from the file, \
+indentation included, and must occur exactly once: add surrounding lines until it is unique, or \
+set \"replace_all\": true to replace every occurrence. An empty old_string creates a new file.
+- MultiEdit {\"file_path\", \"edits\": [{\"old_string\", \"new_string\"}, ...]} applies its edits in \
+order, each to the result of the previous one; if one fails, none is applied.
+- Write {\"file_path\", \"content\"} writes the complete file. Never leave code out with a \
+placeholder such as `// ... existing code ...`.
+- Paths are relative to the repository root (absolute paths inside the repository work too).
+- Several calls: a JSON array, or one object per line. Calls apply in order, each to the result \
+of the ones before.";
+
+const EXAMPLE_REPLY: &str = "\
+I'll make `greet` take a name.
+
+```json
+{\"name\": \"Edit\", \"input\": {\"file_path\": \"src/greet.py\", \"old_string\": \"def greet():\\n    print(\\\"Hello!\\\")\", \"new_string\": \"def greet(name):\\n    print(f\\\"Hello, {name}!\\\")\"}}
+```
+";
+
+impl Format for ToolCalls {
+    type Op = Call;
+
+    fn info(&self) -> FormatInfo {
+        FormatInfo {
+            name: "tool-calls".into(),
+            aliases: vec!["str-replace".into(), "edit-tool".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "edit tool calls as agents make them: str_replace/insert/create, Edit/MultiEdit/Write, \
+                      opencode, in Anthropic or OpenAI envelopes"
+                .into(),
+            instructions: INSTRUCTIONS.into(),
+            example_reply: EXAMPLE_REPLY.into(),
+            example_files: vec![File::new("src/greet.py", "def greet():\n    print(\"Hello!\")\n")],
+            options: vec![
+                OptionDoc {
+                    key: REPO_ROOT.into(),
+                    default_value: "(set by the host)".into(),
+                    description: "the repository's absolute path: absolute paths under it become repo-relative".into(),
+                },
+                OptionDoc {
+                    key: RENDER.into(),
+                    default_value: "view".into(),
+                    description: "`tool-definitions`: render returns the tool definitions (JSON) instead of a view"
+                        .into(),
+                },
+            ],
+            detect_hints: ARGUMENT_KEYS.iter().map(|k| format!("\"{k}\"")).collect(),
+        }
+    }
+
+    /// Near-certain when the reply holds a call this format reads; likely
+    /// when it holds only calls that are no edits (warnings), or problems
+    /// in a reply with the edit tools' keys (JSON that does not parse in
+    /// another format's reply is not this format's).
+    fn detect(&self, reply: &str) -> f32 {
+        // Unquoted: inside an `arguments` string the keys' quotes are escaped.
+        let keyed = ARGUMENT_KEYS.iter().any(|k| reply.contains(k));
+        if !keyed && !ENVELOPE_WORDS.iter().any(|k| reply.contains(k)) {
+            return 0.0;
+        }
+        let parsed = parse::parse(reply, None);
+        let errors = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+        let no_edits = parsed.diagnostics.iter().any(|d| d.severity == Severity::Warning);
+        match (parsed.edits.is_empty(), errors) {
+            (false, false) => 0.97,
+            (false, true) => 0.9,
+            (true, true) if keyed => 0.6,
+            (true, _) if no_edits => 0.6,
+            (true, _) => 0.0,
+        }
+    }
+
+    fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Call> {
+        parse::parse(reply, options.get(REPO_ROOT))
+    }
+
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<Call>,
+        _options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        let path = edit.path.as_str();
+        let call = &edit.op;
+        let label = &call.label;
+        let prefix = |failure: EditFailure| EditFailure {
+            message: format!("{label} on {path}: {}", failure.message),
+            ..failure
+        };
+        // The host's path policy refuses these before apply; refused here
+        // too, in its words, so no host can have this plugin write them
+        // (an absolute path outside the repository stays absolute).
+        if let Err(problem) = agent_apply_sdk::repo_path::validate(path) {
+            let failure = EditFailure::new(FailureKind::Forbidden, format!("{path:?} {problem}"));
+            return Err(prefix(failure.with_hint("name files inside the repository, relative to its root")));
+        }
+        let current = workspace.read(path);
+        let done = match &call.action {
+            Action::Replace(r) => apply::replace(current, path, r),
+            Action::MultiEdit { edits } => apply::multi_edit(current, path, edits),
+            Action::Insert { after_line, text } => apply::insert(current, path, *after_line, text),
+            Action::Write { content, overwrite } => apply::write(current, path, content, *overwrite),
+        }
+        .map_err(prefix)?;
+        workspace.write(path, done.content);
+        Ok(Applied { message: format!("{label} on {path}: {}", done.how), lines: done.lines, applied_path: None })
+    }
+
+    fn render(&self, file: &File, ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
+        match options.get(RENDER) {
+            Some("tool-definitions") => Ok(serde_json::to_string_pretty(&definitions()).map_err(|e| e.to_string())?),
+            None | Some("view") => Ok(render_ranges(&file.content, ranges, |_, line| line.to_string())),
+            Some(other) => Err(format!("option `{RENDER}` has the invalid value {other:?} (view or tool-definitions)")),
+        }
+    }
+}
+
+/// Keys only edit tool calls' arguments have: the detection hints.
+const ARGUMENT_KEYS: &[&str] =
+    &["old_string", "oldString", "old_str", "file_path", "filePath", "insert_line", "file_text"];
+/// Other words a reply of tool calls holds: the text editor's `command`
+/// (a `view`-only reply), the envelopes' types and lists.
+const ENVELOPE_WORDS: &[&str] = &["command", "tool_use", "function_call", "tool_calls"];
+
+agent_apply_sdk::export_format!(ToolCalls);
+
+#[cfg(test)]
+mod tests;

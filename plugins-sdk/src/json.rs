@@ -1,0 +1,178 @@
+//! JSON values in a reply, as harnesses pass tool calls and as models write
+//! JSON edits: the whole reply (one value, an array, JSON Lines, values in a
+//! row), or, in prose, the values of fenced blocks and bare `{` objects that
+//! start a line. Each value comes back as its slice of the reply, so callers
+//! can deserialize it (borrowing) and point spans at it.
+
+use serde::de::IgnoredAny;
+
+use crate::fence::{fenced_blocks, is_shell_info};
+
+/// How many bare (unfenced) `{` lines of prose are tried as JSON: each try
+/// may read to the end of the reply, so the cost stays linear.
+const MAX_BARE_ATTEMPTS: usize = 64;
+
+/// A JSON value found in a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonText<'a> {
+    /// The value's text, a slice of the reply.
+    pub text: &'a str,
+    /// Byte offset of `text` in the reply.
+    pub start: usize,
+}
+
+/// JSON that was meant as such (the reply is JSON, or a ```json block) but
+/// does not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonProblem {
+    /// Byte offset of the error in the reply.
+    pub at: usize,
+    /// Byte offset where the unreadable text ends (its block's end).
+    pub end: usize,
+    /// What is wrong, without serde's position suffix (see `at`).
+    pub message: String,
+}
+
+/// Every JSON value of a reply, and what could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JsonFound<'a> {
+    /// The values, in reply order.
+    pub values: Vec<JsonText<'a>>,
+    /// JSON meant as such that does not parse.
+    pub problems: Vec<JsonProblem>,
+}
+
+/// The JSON values of `reply`. A reply whose first character opens an
+/// object or array is read as JSON through and through (one value, an
+/// array, JSON Lines); otherwise each fenced block holding JSON (shell
+/// blocks aside) and each bare `{` that starts a line outside the blocks.
+/// Problems are reported for the JSON reply and for blocks marked `json`
+/// (or unmarked); a bare `{` line that is not JSON is prose.
+pub fn json_values(reply: &str) -> JsonFound<'_> {
+    let mut found = JsonFound::default();
+    if opens_json(reply) {
+        read_stream(reply, 0, reply.len(), true, &mut found);
+        return found;
+    }
+    let mut blocks = Vec::new();
+    for fence in fenced_blocks(reply) {
+        blocks.push(fence.start..fence.end);
+        if is_shell_info(fence.info) || !opens_json(fence.body) {
+            continue;
+        }
+        let lang = fence.info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+        let meant = matches!(lang.as_str(), "" | "json" | "jsonl" | "jsonc" | "json5" | "ndjson");
+        read_stream(reply, fence.body_start, fence.body_end, meant, &mut found);
+    }
+    let mut attempts = 0;
+    let mut line_start = 0;
+    while line_start < reply.len() && attempts < MAX_BARE_ATTEMPTS {
+        let line_end =
+            memchr::memchr(b'\n', &reply.as_bytes()[line_start..]).map_or(reply.len(), |i| line_start + i + 1);
+        let at = line_start + (reply[line_start..line_end].len() - reply[line_start..line_end].trim_start().len());
+        let taken = |ranges: &[std::ops::Range<usize>]| ranges.iter().any(|r| r.contains(&at));
+        let mut next = line_end;
+        if reply[at..].starts_with('{') && !taken(&blocks) {
+            attempts += 1;
+            let mut stream = serde_json::Deserializer::from_str(&reply[at..]).into_iter::<IgnoredAny>();
+            if let Some(Ok(_)) = stream.next() {
+                let end = at + stream.byte_offset();
+                found.values.push(JsonText { text: &reply[at..end], start: at });
+                next = end.max(line_end);
+            }
+        }
+        line_start = next;
+    }
+    found.values.sort_by_key(|v| v.start);
+    found
+}
+
+/// Whether `text` starts (after whitespace) with `{` or `[`.
+fn opens_json(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
+}
+
+/// Read the values of `reply[start..end]` in a row; the first error ends it.
+fn read_stream<'a>(reply: &'a str, start: usize, end: usize, meant: bool, found: &mut JsonFound<'a>) {
+    let body = &reply[start..end];
+    let mut stream = serde_json::Deserializer::from_str(body).into_iter::<IgnoredAny>();
+    loop {
+        let before = stream.byte_offset();
+        match stream.next() {
+            None => break,
+            Some(Ok(_)) => {
+                let skipped = body[before..].len() - body[before..].trim_start().len();
+                let from = before + skipped;
+                let to = stream.byte_offset();
+                found.values.push(JsonText { text: &body[from..to], start: start + from });
+            }
+            Some(Err(error)) => {
+                if meant {
+                    let at = start + offset_of(body, error.line(), error.column());
+                    let text = error.to_string();
+                    let message = text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m).to_string();
+                    found.problems.push(JsonProblem { at, end, message });
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// The byte offset of 1-based `line` and `column` (serde_json counts bytes)
+/// in `text`, clamped to it.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        memchr::memchr_iter(b'\n', text.as_bytes()).nth(line - 2).map_or(text.len(), |i| i + 1)
+    };
+    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts<'a>(found: &JsonFound<'a>) -> Vec<&'a str> {
+        found.values.iter().map(|v| v.text).collect()
+    }
+
+    #[test]
+    fn a_json_reply_is_one_value_an_array_or_json_lines() {
+        assert_eq!(texts(&json_values(" {\"a\": 1}\n")), ["{\"a\": 1}"]);
+        assert_eq!(texts(&json_values("[1, {\"b\": 2}]")), ["[1, {\"b\": 2}]"]);
+        let lines = "{\"a\": 1}\n{\"b\": 2}\n";
+        let found = json_values(lines);
+        assert_eq!(texts(&found), ["{\"a\": 1}", "{\"b\": 2}"]);
+        assert_eq!(found.values[1].start, 9);
+    }
+
+    #[test]
+    fn prose_gives_fenced_and_bare_values() {
+        let reply =
+            "Intro.\n```json\n{\"a\": 1}\n```\n```bash\n{\"no\": 1}\n```\nThen:\n  {\"b\": [2]} trailing\n{not json\n";
+        let found = json_values(reply);
+        assert_eq!(texts(&found), ["{\"a\": 1}", "{\"b\": [2]}"]);
+        assert_eq!(&reply[found.values[1].start..][..3], "{\"b");
+        assert!(found.problems.is_empty(), "a bare `{{` line that is not JSON is prose");
+    }
+
+    #[test]
+    fn broken_json_meant_as_json_is_a_problem_with_its_position() {
+        let reply = "Here:\n```json\n{\"a\": 1,\n \"b\" 2}\n```\n```python\n{'x': 1}\n```\n";
+        let found = json_values(reply);
+        assert!(found.values.is_empty());
+        assert_eq!(found.problems.len(), 1, "a python block is not meant as JSON");
+        let problem = &found.problems[0];
+        assert!(problem.message.starts_with("expected `:`"), "{}", problem.message);
+        assert_eq!(&reply[problem.at..problem.at + 1], "2");
+        let found = json_values("{\"a\": 1}\n{oops}\n");
+        assert_eq!(texts(&found), ["{\"a\": 1}"]);
+        assert_eq!(found.problems.len(), 1);
+    }
+}

@@ -1,0 +1,6 @@
+def greet(name):
+    print(f"Hello, {name}!")
+
+
+def main():
+    greet()

@@ -1,0 +1,6 @@
+def load():
+    return None
+
+
+def save():
+    return None

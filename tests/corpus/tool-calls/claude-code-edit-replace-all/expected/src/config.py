@@ -1,0 +1,4 @@
+VERBOSE = False
+
+if VERBOSE:
+    print("VERBOSE on")

@@ -1,0 +1,4 @@
+DEBUG = False
+
+if DEBUG:
+    print("DEBUG on")

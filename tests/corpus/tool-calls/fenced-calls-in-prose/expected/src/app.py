@@ -1,0 +1,6 @@
+def greet(name="world"):
+    print("Hello!")
+
+
+def main():
+    greet("Ada")

@@ -1,0 +1,8 @@
+"""Greetings."""
+
+def greet():
+    print("Hello!")
+
+
+def main():
+    greet()

@@ -1,0 +1,7 @@
+def greet():
+    print("Hello!")
+
+
+def main():
+    greet()
+    greet()
