@@ -104,7 +104,7 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, cursor: usize) -> Result<P
             let loose = scope.loose.as_ref().map_or(String::new(), |f| format!("; {}", f.message));
             failure.message = format!(
                 "{label}: {}{loose}",
-                failure.message.replacen("the text to replace", "its unchanged and removed lines", 1)
+                failure.message.replacen("the text to replace occurs", "its unchanged and removed lines occur", 1)
             );
             failure.hint = Some(
                 "add an `@@` scope line naming the class or function the change is in (`@@ def name(`), or more \
@@ -204,11 +204,7 @@ fn resolve_scopes(hay: &Haystack<'_>, hunk: &Hunk, label: &str, cursor: usize) -
                 let (closest, lines) = did_you_mean(hay, &[line.as_str()]);
                 let mut failure = EditFailure::new(
                     FailureKind::NotFound,
-                    format!(
-                        "{label}: its scope line `@@ {}` is not in the file below line {}",
-                        line.trim(),
-                        scope.lower
-                    ),
+                    format!("{label}: its scope line `@@ {}` is not in the file{}", line.trim(), below(scope.lower)),
                 )
                 .with_hint(format!(
                     "{}\nafter `@@`, copy a line of the file exactly (the `def`/`class`/`fn` line the change is in), \
@@ -245,6 +241,11 @@ fn find_scope(hay: &Haystack<'_>, line: &str, within: Range<usize>) -> Result<us
         1 => Ok(starts[0]),
         _ => Err(MatchError::Ambiguous { level: Level::Unicode, starts }),
     }
+}
+
+/// " below line N" when a search started after line N (1-based), else nothing.
+fn below(lower: usize) -> String {
+    if lower > 0 { format!(" below line {lower}") } else { String::new() }
 }
 
 fn indent_width(line: &str) -> usize {
@@ -326,7 +327,7 @@ fn missing(hay: &Haystack<'_>, lines: &[HunkLine<'_>], scope: &Scope, label: &st
         .at(LineRange::new(found.start as u32 + 1, found.end as u32));
     }
     let (closest, range) = did_you_mean(hay, &old);
-    let below = if scope.lower > 0 { format!(" below line {}", scope.lower) } else { String::new() };
+    let below = below(scope.lower);
     let mut failure = EditFailure::new(
         FailureKind::NotFound,
         format!(
