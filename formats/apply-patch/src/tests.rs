@@ -55,3 +55,30 @@ fn cut_off_patch_is_refused_and_prose_ends_one() {
     let prose = "*** Begin Patch\n*** Update File: m.py\n@@ class B:\n     def f(self):\n-        return 1\n+        return 3\n\nThat's all.\n";
     assert!(applied(&[("m.py", FILE)], prose)["m.py"].ends_with("return 3\n"));
 }
+
+#[test]
+fn fuzz_regressions_replay_natively() {
+    use agent_apply_sdk::fuzzing::{apply_bytes, parse_bytes, replay};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
+    let parsed = replay(&ApplyPatch, &dir.join("parse_apply_patch"), parse_bytes).unwrap();
+    let applied = replay(&ApplyPatch, &dir.join("apply_apply_patch"), apply_bytes).unwrap();
+    assert!(parsed + applied >= 5, "{parsed} + {applied} regressions");
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_mix_of_patch_pieces_parses_and_applies_without_panicking(
+        pieces in proptest::collection::vec(proptest::sample::select(&[
+            "*** Begin Patch\n", "*** End Patch\n", "*** Update File: f\n", "*** Add File: f\n",
+            "*** Delete File: f\n", "*** Move to: g\n", "@@\n", "@@ a\n", "@@ -1,2 +1,2 @@\n", " a\n", "-a\n",
+            "+b\n", "\n", "\r\n", "*** End of File\n", "```\n", "apply_patch <<'EOF'\n", "EOF\n", "cd .. && ",
+            "{\"input\": \"", "\\n", "\"}", "prose\n", "    a\n", "\u{201c}a\u{201d}\n",
+        ][..]), 0..24),
+        content in "(a|b| a|\t|\n|\r\n){0,12}",
+    ) {
+        let reply: String = pieces.concat();
+        let data = agent_apply_sdk::fuzzing::join_apply_input(&content, &reply);
+        proptest::prop_assert!(agent_apply_sdk::fuzzing::parse_bytes(&ApplyPatch, reply.as_bytes()).is_ok());
+        proptest::prop_assert!(agent_apply_sdk::fuzzing::apply_bytes(&ApplyPatch, &data).is_ok());
+    }
+}
