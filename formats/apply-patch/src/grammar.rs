@@ -172,23 +172,24 @@ impl Parser<'_, '_> {
         while let Some(&(_, line)) = self.lines.get(self.i) {
             if let Some(text) = line.strip_prefix('+') {
                 lines.push(text.to_string());
-            } else if line.trim().is_empty() && self.next_content_starts_with('+') {
-                // A blank line the model wrote without its `+`, inside the file.
-                lines.push(String::new());
-            } else {
-                break;
+                self.i += 1;
+                continue;
             }
-            self.i += 1;
+            // Blank lines the model wrote without their `+`, inside the file
+            // (found in one pass: a reply may hold a great many).
+            let next = self.lines[self.i..].iter().position(|(_, l)| !l.trim().is_empty()).map(|k| self.i + k);
+            match next {
+                Some(j) if j > self.i && self.lines[j].1.starts_with('+') => {
+                    lines.extend(std::iter::repeat_n(String::new(), j - self.i));
+                    self.i = j;
+                }
+                _ => break,
+            }
         }
         let summary = format!("add {path} ({} lines)", lines.len());
         let op = FileOp::Add { path: path.clone(), lines, at: self.place.at(at) };
         self.push(at, &path, summary, op, Vec::new());
         Ok(())
-    }
-
-    fn next_content_starts_with(&self, marker: char) -> bool {
-        let next = self.lines[self.i..].iter().find(|(_, l)| !l.trim().is_empty());
-        next.is_some_and(|(_, l)| l.starts_with(marker))
     }
 
     fn delete(&mut self, at: usize, raw: &str) -> Result<(), Box<Diagnostic>> {

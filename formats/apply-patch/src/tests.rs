@@ -82,3 +82,9 @@ proptest::proptest! {
         proptest::prop_assert!(agent_apply_sdk::fuzzing::apply_bytes(&ApplyPatch, &data).is_ok());
     }
 }
+
+#[test]
+fn blank_lines_without_plus_inside_an_added_file_are_kept() {
+    let reply = "*** Begin Patch\n*** Add File: a.md\n+# A\n\n\n+text\n\n*** End Patch\n";
+    assert_eq!(applied(&[], reply)["a.md"], "# A\n\n\ntext\n");
+}
