@@ -158,6 +158,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-agent-apply"))
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
     codex = codex_binary()
     version = subprocess.run([codex, "--version"], capture_output=True, text=True).stdout.strip()
     counts, cases = {}, []
