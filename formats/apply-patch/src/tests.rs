@@ -88,3 +88,34 @@ fn blank_lines_without_plus_inside_an_added_file_are_kept() {
     let reply = "*** Begin Patch\n*** Add File: a.md\n+# A\n\n\n+text\n\n*** End Patch\n";
     assert_eq!(applied(&[], reply)["a.md"], "# A\n\n\ntext\n");
 }
+
+#[test]
+fn added_lines_only_go_right_after_the_scope_line() {
+    let reply = "*** Begin Patch\n*** Update File: m.py\n@@ class B:\n+    x = 0\n*** End Patch\n";
+    let after = applied(&[("m.py", FILE)], reply);
+    assert!(after["m.py"].contains("class B:\n    x = 0\n    def f(self):"), "{}", after["m.py"]);
+}
+
+#[test]
+fn sections_without_begin_patch_and_heredocs_without_end_patch() {
+    let bare = "*** Update File: m.py\n@@ class A:\n-    def f(self):\n+    def g(self):\n*** End Patch\n";
+    assert!(applied(&[("m.py", FILE)], bare)["m.py"].starts_with("class A:\n    def g(self):"));
+    let heredoc = "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: m.py\nEOF\n";
+    assert!(!applied(&[("m.py", FILE)], heredoc).contains_key("m.py"));
+}
+
+#[test]
+fn fenced_json_tool_calls_and_shell_commands() {
+    use agent_apply_sdk::Plugin;
+    let reply = "```json\n{\"patch\": \"*** Begin Patch\\n*** Delete File: m.py\\n*** End Patch\"}\n```\n\n```bash\npytest -q\n```\n";
+    let parsed = ApplyPatch.parse(reply, &[]);
+    assert_eq!(parsed.edits.len(), 1, "{:?}", parsed.diagnostics);
+    assert_eq!(parsed.edits[0].summary, "delete m.py");
+    assert_eq!(parsed.commands[0].command, "pytest -q");
+}
+
+#[test]
+fn a_stray_line_before_more_hunks_is_not_taken_for_prose() {
+    let reply = "*** Begin Patch\n*** Update File: m.py\n@@ class A:\n-    def f(self):\n+    def g(self):\noops\n@@ class B:\n-    def f(self):\n+    def h(self):\n";
+    assert!(failed(&[("m.py", FILE)], reply).contains("is not part of a V4A patch"));
+}
