@@ -26,7 +26,7 @@ pub enum HunkLine<'a> {
 
 impl<'a> HunkLine<'a> {
     /// The line as the file has it before the hunk: context and removed lines.
-    pub fn old(self) -> Option<&'a str> {
+    pub fn old_text(self) -> Option<&'a str> {
         match self {
             HunkLine::Context(text) | HunkLine::Remove(text) => Some(text),
             HunkLine::Add(_) => None,
@@ -34,7 +34,7 @@ impl<'a> HunkLine<'a> {
     }
 
     /// The line as the file has it after the hunk: context and added lines.
-    pub fn new(self) -> Option<&'a str> {
+    pub fn new_text(self) -> Option<&'a str> {
         match self {
             HunkLine::Context(text) | HunkLine::Add(text) => Some(text),
             HunkLine::Remove(_) => None,
@@ -44,12 +44,12 @@ impl<'a> HunkLine<'a> {
 
 /// The old side of a hunk: what must be found in the file.
 pub fn old_side<'a>(lines: &[HunkLine<'a>]) -> Vec<&'a str> {
-    lines.iter().filter_map(|l| l.old()).collect()
+    lines.iter().filter_map(|l| l.old_text()).collect()
 }
 
 /// The new side of a hunk: what the file holds once it is applied.
 pub fn new_side<'a>(lines: &[HunkLine<'a>]) -> Vec<&'a str> {
-    lines.iter().filter_map(|l| l.new()).collect()
+    lines.iter().filter_map(|l| l.new_text()).collect()
 }
 
 /// File lines `range` (0-based, end exclusive) replaced by `lines`.

@@ -151,16 +151,15 @@ fn find_within(hay: &Haystack<'_>, old: &[&str], scope: &Scope, end_of_file: boo
     }
     // `*** End of File`: the lines sit at the very end, or (as codex also
     // allows) wherever they are unique.
-    if end_of_file && n - old.len() >= scope.lower {
-        if let Ok(found) = find_block(hay, old, n - old.len()..n, &options) {
-            return Ok(found);
-        }
+    if end_of_file
+        && n - old.len() >= scope.lower
+        && let Ok(found) = find_block(hay, old, n - old.len()..n, &options)
+    {
+        return Ok(found);
     }
-    let mut windows: Vec<Range<usize>> = vec![scope.lower..scope.upper];
-    if scope.upper < n {
-        windows.push(scope.lower..n);
-    }
-    for window in windows {
+    // The innermost scope's block, then everything below its scope line.
+    let below = (scope.upper < n).then_some(scope.lower..n);
+    for window in std::iter::once(scope.lower..scope.upper).chain(below) {
         match find_block(hay, old, window, &options) {
             Err(MatchError::NotFound) => continue,
             other => return other,
