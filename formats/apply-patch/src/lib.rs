@@ -100,7 +100,7 @@ const EXAMPLE_REPLY: &str = "\
 I'll make `total` skip inactive items and add a test.
 
 *** Begin Patch
-*** Update File: shop/cart.py
+*** Update File: src/cart.py
 @@ class Cart:
 @@     def total(self):
          result = 0
@@ -110,7 +110,7 @@ I'll make `total` skip inactive items and add a test.
 +                result += item.price
          return result
 *** Add File: tests/test_cart.py
-+from shop.cart import Cart
++from src.cart import Cart
 +
 +
 +def test_total_skips_inactive_items():
@@ -151,7 +151,7 @@ impl Format for ApplyPatch {
             summary: "Codex V4A patches (`*** Begin Patch`), raw, fenced, heredoc or tool call; placed uniquely".into(),
             instructions: INSTRUCTIONS.into(),
             example_reply: EXAMPLE_REPLY.into(),
-            example_files: vec![File::new("shop/cart.py", EXAMPLE_FILE)],
+            example_files: vec![File::new("src/cart.py", EXAMPLE_FILE)],
             options: Vec::new(),
             detect_hints: vec![envelope::BEGIN.into()],
         }

@@ -119,3 +119,13 @@ fn a_stray_line_before_more_hunks_is_not_taken_for_prose() {
     let reply = "*** Begin Patch\n*** Update File: m.py\n@@ class A:\n-    def f(self):\n+    def g(self):\noops\n@@ class B:\n-    def f(self):\n+    def h(self):\n";
     assert!(failed(&[("m.py", FILE)], reply).contains("is not part of a V4A patch"));
 }
+
+#[test]
+fn the_prompt_example_applies_to_its_files() {
+    use agent_apply_sdk::Plugin;
+    let info = ApplyPatch.info();
+    let files: Vec<(&str, &str)> = info.example_files.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
+    let after = applied(&files, &info.example_reply);
+    assert!(after["src/cart.py"].contains("            if item.active:\n"));
+    assert!(after.contains_key("tests/test_cart.py"));
+}
