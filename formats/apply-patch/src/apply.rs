@@ -52,12 +52,14 @@ pub(crate) fn patch_file(content: &str, hunks: &[Hunk], path: &str) -> Result<Pa
     Ok(Patched { content, lines, notes })
 }
 
+/// A stored hunk line (its marker, then its text) as the SDK takes it.
 fn tagged(line: &str) -> HunkLine<'_> {
-    match line.as_bytes().first() {
-        Some(b'-') => HunkLine::Remove(&line[1..]),
-        Some(b'+') => HunkLine::Add(&line[1..]),
-        Some(_) => HunkLine::Context(&line[1..]),
-        None => HunkLine::Context(""),
+    let mut chars = line.chars();
+    let marker = chars.next();
+    match marker {
+        Some('-') => HunkLine::Remove(chars.as_str()),
+        Some('+') => HunkLine::Add(chars.as_str()),
+        _ => HunkLine::Context(chars.as_str()),
     }
 }
 
