@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from v4a import reply_apply_patch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.path.join(HERE, ".cache")
@@ -216,6 +218,7 @@ FORMATS = {
     "udiff": reply_udiff,
     "compact": reply_compact,
     "hashline": reply_hashline,
+    "apply-patch": reply_apply_patch,
 }
 
 
@@ -373,15 +376,19 @@ def row3(ctx, results):
     nf = len(lines) // 6
     changes = [((k * nf // 20) * 6 + 3, new_body(k, 1)) for k in range(20)]
     patch, reply = os.path.join(work, "change.patch"), os.path.join(work, "reply.md")
+    v4a = os.path.join(work, "reply-v4a.md")
     with open(patch, "w") as f:
         f.write(unified_diff("big.py", lines, changes))
     with open(reply, "w") as f:
         f.write(reply_udiff("big.py", lines, changes))
+    with open(v4a, "w") as f:
+        f.write(reply_apply_patch("big.py", lines, changes))
     env = dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache)
     ours = lambda: run_timed([ctx.bin, "--format", "udiff", "--no-commit", reply], env, repo)
     reset = lambda: sh(["git", "checkout", "-q", "--", "."], cwd=repo)
+    git_apply = lambda: run_timed(["git", "apply", patch], env, repo)
     try:
-        m = measure(ours, lambda: run_timed(["git", "apply", patch], env, repo), reset, runs=ctx.runs)
+        m = measure(ours, git_apply, reset, runs=ctx.runs)
         ratio = m["ours_s"] / m["peer_s"]
         row(results, 3, case, "`git apply`", m, "<= 2x", ratio <= 2)
         m = measure(ours, lambda: run_timed(["patch", "-p1", "-s", "-i", patch], env, repo), reset,
@@ -389,6 +396,14 @@ def row3(ctx, results):
         row(results, 3, case, "`patch -p1`", m)
     except Failed as e:
         failed_row(results, 3, case, "`git apply`", e, "<= 2x")
+    # The same change as a 20-hunk V4A patch (scope lines and all).
+    case = "`--no-commit` of a 20-hunk `apply-patch` reply on a 20,000-line file"
+    ours = lambda: run_timed([ctx.bin, "--format", "apply-patch", "--no-commit", v4a], env, repo)
+    try:
+        m = measure(ours, git_apply, reset, runs=ctx.runs)
+        row(results, 3, case, "`git apply` (same change)", m, "<= 2x", m["ours_s"] / m["peer_s"] <= 2)
+    except Failed as e:
+        failed_row(results, 3, case, "`git apply` (same change)", e, "<= 2x")
 
 
 def row4(ctx, results):

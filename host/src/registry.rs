@@ -25,16 +25,17 @@ include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
 /// preference; the first one this run has wins. Config `[models]` entries are
 /// checked first.
 pub const MODEL_TABLE: &[(&str, &[&str])] = &[
-    ("gpt-5*", &["udiff", "editblock"]),
-    ("codex*", &["udiff", "editblock"]),
-    ("gpt-4.1*", &["udiff", "editblock"]),
+    // Trained on Codex's `apply_patch` tool: V4A patches first.
+    ("gpt-5*", &["apply-patch", "udiff", "editblock"]),
+    ("codex*", &["apply-patch", "udiff", "editblock"]),
+    ("gpt-4.1*", &["apply-patch", "udiff", "editblock"]),
     ("gpt-4-turbo*", &["udiff", "editblock"]),
     ("gpt-4-1106*", &["udiff", "editblock"]),
     ("gpt-4o*", &["editblock"]),
     ("gpt-4*", &["editblock"]),
     ("o1*", &["editblock"]),
-    ("o3*", &["editblock"]),
-    ("o4*", &["editblock"]),
+    ("o3*", &["apply-patch", "editblock"]),
+    ("o4*", &["apply-patch", "editblock"]),
     ("claude-*", &["editblock"]),
     ("gemini-*", &["editblock"]),
     ("deepseek*", &["editblock"]),

@@ -27,6 +27,8 @@
 //!   [`matching::find_block`]; exact → whitespace → `...` elision → look-alikes
 //!   → optional fuzzy, unique at every level) and similarity hints
 //!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
+//! - [`hunk`]: diff-style hunks placed with the ladder, context kept
+//!   byte for byte, added lines re-indented ([`hunk::hunk_splices`]);
 //! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
@@ -58,6 +60,7 @@ pub mod fence;
 mod format;
 /// Drive a format on arbitrary bytes (fuzzing, property tests).
 pub mod fuzzing;
+pub mod hunk;
 pub mod json;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]

@@ -30,7 +30,7 @@ fn auto_detection_chooses_the_expected_format_for_every_corpus_reply() {
     let formats: std::collections::BTreeSet<&str> = cases.iter().map(|(_, f)| f.as_str()).collect();
     assert_eq!(
         formats.into_iter().collect::<Vec<_>>(),
-        ["compact", "editblock", "hashline", "ops-json", "tool-calls", "udiff", "whole"]
+        ["apply-patch", "compact", "editblock", "hashline", "ops-json", "tool-calls", "udiff", "whole"]
     );
     assert!(cases.len() >= 40, "only {} cases", cases.len());
 
@@ -80,6 +80,17 @@ fn parse_auto_json_reports_the_chosen_format_and_confidence() {
     assert_eq!(value["format"]["name"], "editblock");
     assert_eq!(value["format"]["by"], "auto");
     assert!(value["format"]["confidence"].as_f64().unwrap() >= 0.5);
+}
+
+#[test]
+fn model_table_picks_apply_patch_for_the_openai_families_trained_on_it() {
+    let reply = "*** Begin Patch\n*** Delete File: a.py\n*** End Patch\n";
+    for model in ["gpt-5-codex", "gpt-4.1-mini", "o3", "o4-mini", "codex-mini-latest", "openai/gpt-5"] {
+        let out = bin().args(["parse", "--model", model, "--json", "-"]).write_stdin(reply).output().unwrap();
+        let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(value["format"]["name"], "apply-patch", "{model}: {value}");
+        assert_eq!(value["format"]["by"], "model", "{model}");
+    }
 }
 
 #[test]

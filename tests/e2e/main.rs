@@ -1,6 +1,7 @@
 //! End-to-end tests: the real wasm components through wasmtime, and the real
 //! binary on real directories and git repositories. One test binary, as jj does.
 
+mod apply_patch;
 mod cache;
 mod cli;
 mod common;

@@ -10,7 +10,7 @@ fn json(output: &[u8]) -> Value {
 
 #[test]
 fn prompt_json_gives_system_text_and_example_messages_for_every_format() {
-    for format in ["whole", "editblock", "udiff", "compact", "hashline", "tool-calls"] {
+    for format in ["whole", "editblock", "udiff", "compact", "hashline", "tool-calls", "apply-patch"] {
         let out = bin().args(["prompt", format, "--json"]).assert().success();
         let value = json(&out.get_output().stdout);
         assert_eq!(value["schema"], 1);

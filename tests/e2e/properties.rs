@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use crate::common::{Component, registry, shared_cache};
 use crate::repo::TestRepo;
 
-const FORMATS: &[&str] = &["whole", "editblock", "udiff", "compact", "hashline", "tool-calls"];
+const FORMATS: &[&str] = &["whole", "editblock", "udiff", "compact", "hashline", "tool-calls", "apply-patch"];
 
 /// Pieces of every format's syntax, and of hostile text, so generated
 /// replies reach deep into the parsers instead of being rejected at once.
@@ -27,6 +27,13 @@ const TOKENS: &[&str] = &[
     "```python\n",
     "~~~\n",
     "<<<<<<< SEARCH\n",
+    "*** Begin Patch\n",
+    "*** Update File: a.txt\n",
+    "*** Move to: ../out\n",
+    "@@ def f\n",
+    "*** End of File\n",
+    "*** End Patch\n",
+    "cd .. && apply_patch <<'EOF'\n",
     "=======\n",
     ">>>>>>> REPLACE\n",
     "--- a/a.txt\n",
@@ -282,8 +289,10 @@ fn fuzz_regressions_replay_through_the_components() {
     let mut ran = 0;
     for name in FORMATS {
         let component = Component::builtin(&registry, name);
-        ran += fuzzing::replay(&component, &regressions.join(format!("parse_{name}")), fuzzing::parse_bytes).unwrap();
-        ran += fuzzing::replay(&component, &regressions.join(format!("apply_{name}")), fuzzing::apply_bytes).unwrap();
+        // Fuzz target names use `_` where format names use `-` (apply-patch).
+        let target = name.replace('-', "_");
+        ran += fuzzing::replay(&component, &regressions.join(format!("parse_{target}")), fuzzing::parse_bytes).unwrap();
+        ran += fuzzing::replay(&component, &regressions.join(format!("apply_{target}")), fuzzing::apply_bytes).unwrap();
     }
     eprintln!("replayed {ran} fuzz regressions");
 }

@@ -1,0 +1,293 @@
+//! `apply-patch` (aliases `v4a`, `codex-patch`): Codex's V4A patches, as
+//! GPT-4.1, GPT-5, o3/o4 and the codex models write them.
+//!
+//! ```text
+//! *** Begin Patch
+//! *** Update File: src/app.py
+//! @@ def total(items):
+//! -    return sum(items)
+//! +    return sum(i.price for i in items)
+//! *** End Patch
+//! ```
+//!
+//! The patch may be raw, fenced, fed to `apply_patch` through a shell heredoc
+//! (a `cd DIR &&` before it is honoured inside the repository), or the string
+//! of a tool call's JSON. Each hunk is placed with the SDK's matching ladder,
+//! uniquely, in file order, after its scope lines; added lines follow the
+//! indentation the match needed. A cut-off patch is refused whole, and the
+//! host's transaction makes a patch of several files all or nothing.
+
+use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
+use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use serde::{Deserialize, Serialize};
+
+mod apply;
+mod envelope;
+mod grammar;
+mod paths;
+#[cfg(test)]
+mod tests;
+
+#[derive(Default)]
+pub struct ApplyPatch;
+
+/// One file section of a patch: the private payload of an edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum FileOp {
+    /// `*** Add File:` with its lines (without the `+`).
+    Add { path: String, lines: Vec<String>, at: String },
+    /// `*** Delete File:`.
+    Delete { path: String, at: String },
+    /// `*** Update File:`, maybe `*** Move to:`, and hunks.
+    Update {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        move_to: Option<String>,
+        hunks: Vec<Hunk>,
+        at: String,
+    },
+}
+
+/// One hunk of an update.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hunk {
+    /// 1-based number of the hunk in its section.
+    pub number: usize,
+    /// Where it is in the reply, for messages ("reply line 12").
+    pub at: String,
+    /// Its `@@` scope lines, outermost first.
+    pub scopes: Vec<String>,
+    /// Lines with their marker: ` ` unchanged, `-` removed, `+` added.
+    pub lines: Vec<String>,
+    /// Followed by `*** End of File`: the old lines end the file.
+    #[serde(default)]
+    pub end_of_file: bool,
+}
+
+const INSTRUCTIONS: &str = "\
+To change files, send one patch in this format (V4A, as the `apply_patch` tool takes it):
+
+*** Begin Patch
+[one section per file]
+*** End Patch
+
+Sections:
+- `*** Add File: PATH`, then every line of the new file, each starting with `+`.
+- `*** Delete File: PATH`, nothing after it.
+- `*** Update File: PATH`, optionally `*** Move to: NEW_PATH` on the next line to rename it, then \
+one hunk per place you change.
+
+A hunk starts with a line `@@`, optionally followed by a line of the file that the change is inside \
+(`@@ class Cart`, `@@ def total(self):`); write several `@@` lines in a row to narrow it down \
+(`@@ class Cart` then `@@     def total(self):`). Then the lines of that place, each starting with \
+one marker character:
+- a space for a line that stays as it is (give about three before and after each change),
+- `-` for a line you remove,
+- `+` for a line you add.
+End a hunk that reaches the end of the file with `*** End of File`.
+
+Rules:
+- PATH is relative to the repository root.
+- Copy unchanged and removed lines exactly from the file, indentation included. A hunk whose lines \
+occur in two places is refused: add an `@@` line or more unchanged lines until it matches one place.
+- Hunks of a file go in the order of the lines they change, and do not overlap.
+- Never leave code out or write `...` in place of lines: every line of a hunk is taken literally.
+- Always end with `*** End Patch`; a patch without it is treated as cut off and nothing is applied.";
+
+const EXAMPLE_REPLY: &str = "\
+I'll make `total` skip inactive items and add a test.
+
+*** Begin Patch
+*** Update File: src/cart.py
+@@ class Cart:
+@@     def total(self):
+         result = 0
+         for item in self.items:
+-            result += item.price
++            if item.active:
++                result += item.price
+         return result
+*** Add File: tests/test_cart.py
++from src.cart import Cart
++
++
++def test_total_skips_inactive_items():
++    assert Cart([]).total() == 0
+*** End Patch
+";
+
+const EXAMPLE_FILE: &str = "\
+class Cart:
+    def __init__(self, items):
+        self.items = items
+
+    def total(self):
+        result = 0
+        for item in self.items:
+            result += item.price
+        return result
+";
+
+/// The text of an added file: its lines, each ended by a newline.
+fn added_content(lines: &[String]) -> String {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+impl Format for ApplyPatch {
+    type Op = FileOp;
+
+    fn info(&self) -> FormatInfo {
+        FormatInfo {
+            name: "apply-patch".into(),
+            aliases: vec!["v4a".into(), "codex-patch".into()],
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "Codex V4A patches (`*** Begin Patch`), raw, fenced, heredoc or tool call; placed uniquely".into(),
+            instructions: INSTRUCTIONS.into(),
+            example_reply: EXAMPLE_REPLY.into(),
+            example_files: vec![File::new("src/cart.py", EXAMPLE_FILE)],
+            options: Vec::new(),
+            detect_hints: vec![envelope::BEGIN.into()],
+        }
+    }
+
+    fn detect(&self, reply: &str) -> f32 {
+        if !envelope::mentions_patch(reply) {
+            return 0.0;
+        }
+        let begin = reply.contains(envelope::BEGIN);
+        let sections = envelope::FILE_MARKERS.iter().any(|m| reply.contains(m));
+        let marker_lines = lines_with_endings(reply)
+            .map(|l| strip_ending(l).trim())
+            .any(|l| l == envelope::BEGIN || envelope::FILE_MARKERS.iter().any(|m| l.starts_with(m)));
+        match (begin, sections, marker_lines) {
+            (true, true, _) => 0.95,
+            (false, true, true) => 0.7,
+            (true, false, _) => 0.5,
+            _ => 0.2,
+        }
+    }
+
+    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<FileOp> {
+        let map = SourceMap::new(reply);
+        let mut parsed = Parsed::default();
+        let (sources, diagnostics) = envelope::sources(reply, &map);
+        parsed.diagnostics = diagnostics;
+        for source in &sources {
+            let place = grammar::Place::new(&map, source);
+            for located in envelope::locate(source) {
+                grammar::parse_patch(source, &located, &place, &mut parsed);
+            }
+        }
+        for fence in fenced_blocks(reply) {
+            if is_shell_info(fence.info) && !envelope::mentions_patch(fence.body) {
+                let span = map.span(fence.start, fence.end);
+                parsed.commands.push(SuggestedCommand { command: fence.body.trim_end().to_string(), span });
+            }
+        }
+        if parsed.edits.is_empty() && parsed.diagnostics.is_empty() {
+            parsed.diagnostics.push(Diagnostic::error("no V4A patch found in the reply", None).with_hint(
+                "send changes as `*** Begin Patch`, then `*** Update File: PATH` sections whose `@@` hunks have \
+                 lines starting with ` ` (unchanged), `-` (removed) or `+` (added), then `*** End Patch`",
+            ));
+        }
+        parsed
+    }
+
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<FileOp>,
+        _options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        match &edit.op {
+            FileOp::Add { path, lines, at } => add(workspace, path, lines, at),
+            FileOp::Delete { path, at } => {
+                if !workspace.delete(path) {
+                    return Err(EditFailure::new(
+                        FailureKind::NotFound,
+                        format!("`*** Delete File: {path}` ({at}): the file does not exist"),
+                    )
+                    .with_hint("check the path; if the file is already gone, drop this section"));
+                }
+                Ok(Applied { message: format!("deleted {path}"), lines: None, applied_path: None })
+            }
+            FileOp::Update { path, move_to, hunks, at } => update(workspace, path, move_to.as_deref(), hunks, at),
+        }
+    }
+}
+
+fn add(workspace: &mut Workspace, path: &str, lines: &[String], at: &str) -> Result<Applied, EditFailure> {
+    let content = added_content(lines);
+    match workspace.read(path) {
+        Some(existing) if existing == content || TextStyle::detect(existing).restyle(&content) == existing => {
+            Err(EditFailure::new(
+                FailureKind::AlreadyApplied,
+                format!("`*** Add File: {path}` ({at}): the file already exists with this content"),
+            )
+            .with_hint("the file seems to have been added already; drop this section"))
+        }
+        Some(_) => Err(EditFailure::new(
+            FailureKind::Stale,
+            format!("`*** Add File: {path}` ({at}): the file already exists, and adding it would overwrite it"),
+        )
+        .with_hint(format!(
+            "to change it, use `*** Update File: {path}` with hunks; to replace it whole, \
+             `*** Delete File: {path}` first"
+        ))),
+        None => {
+            workspace.write(path, content);
+            Ok(Applied { message: format!("added {path} ({} lines)", lines.len()), lines: None, applied_path: None })
+        }
+    }
+}
+
+fn update(
+    workspace: &mut Workspace,
+    path: &str,
+    move_to: Option<&str>,
+    hunks: &[Hunk],
+    at: &str,
+) -> Result<Applied, EditFailure> {
+    let Some(existing) = workspace.read(path) else {
+        return Err(EditFailure::new(
+            FailureKind::NotFound,
+            format!("`*** Update File: {path}` ({at}): the file does not exist"),
+        )
+        .with_hint(
+            "check the path from the repository root; to create a file, use `*** Add File: PATH` with `+` lines",
+        ));
+    };
+    let patched = apply::patch_file(existing, hunks, path)?;
+    let mut message = format!("updated {path} ({} hunks)", hunks.len());
+    let target = match move_to.filter(|to| *to != path) {
+        Some(to) => {
+            if workspace.exists(to) {
+                return Err(EditFailure::new(
+                    FailureKind::Stale,
+                    format!(
+                        "`*** Move to: {to}` ({at}): {to} already exists, and moving {path} there would overwrite it"
+                    ),
+                )
+                .with_hint("move the file to a path that does not exist, or delete the other file first"));
+            }
+            workspace.rename(path, to).map_err(|m| EditFailure::new(FailureKind::Stale, m))?;
+            message = format!("moved {path} to {to} ({} hunks)", hunks.len());
+            to
+        }
+        None => path,
+    };
+    workspace.write(target, patched.content);
+    if !patched.notes.is_empty() {
+        message.push_str(&format!("; {}", patched.notes.join("; ")));
+    }
+    Ok(Applied { message, lines: patched.lines, applied_path: None })
+}
+
+agent_apply_sdk::export_format!(ApplyPatch);

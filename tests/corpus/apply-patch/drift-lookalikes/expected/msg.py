@@ -1,0 +1,2 @@
+msg = “it’s fine”
+level = 4

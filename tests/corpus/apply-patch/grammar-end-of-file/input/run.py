@@ -1,0 +1,5 @@
+x = 1
+print(x)
+
+x = 1
+print(x)

@@ -1,0 +1,14 @@
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+def total(values):
+    return sum(values)
