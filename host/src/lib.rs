@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod config;
 pub mod limits;
+pub mod parts;
 pub mod registry;
 pub mod report;
 pub mod runtime;

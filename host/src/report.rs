@@ -19,6 +19,9 @@ pub struct FormatChoice {
     pub name: String,
     #[serde(flatten)]
     pub chosen_by: ChosenBy,
+    /// Other formats the reply mixed in, whose edits were read too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -112,6 +115,9 @@ impl ParseReport {
 
     pub fn human(&self) -> String {
         let mut out = format!("format: {}\n", self.format.name);
+        if !self.format.also.is_empty() {
+            out += &format!("also read as: {}\n", self.format.also.join(", "));
+        }
         for edit in &self.edits {
             out += &format!(
                 "edit {} {} (reply lines {}-{}): {}\n",

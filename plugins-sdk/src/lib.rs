@@ -27,7 +27,7 @@
 //!   [`matching::find_block`]; exact → whitespace → `...` elision → look-alikes
 //!   → optional fuzzy, unique at every level) and similarity hints
 //!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
-//! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
+//! - [`fence`], [`elision`], [`markers`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
 //! - [`testing`]: the conformance-corpus runner.
@@ -54,6 +54,7 @@ pub mod fence;
 mod format;
 /// Drive a format on arbitrary bytes (fuzzing, property tests).
 pub mod fuzzing;
+pub mod markers;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use agent_apply_sdk::types::{ApplyOutput, Edit, EditStatus, FailureKind, File, Outcome, Severity};
+use agent_apply_sdk::types::{Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
-use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply, snapshot_hint};
+use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
+use crate::parts;
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
 use crate::transaction::{CommitRequest, SnapshotError, check_path, planned_paths, read_snapshot};
 
@@ -28,10 +29,12 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     }
     let head = repo.as_ref().map(|r| r.head()).transpose()?;
 
-    let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
-    let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
+    let chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let by = chosen.by.clone();
     let parse_started = Instant::now();
-    let parsed = chosen.instance.parse(&reply, &options)?;
+    let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
+    let also = reading.also();
+    let parts::Reading { parts: mut format_parts, parsed } = reading;
     let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
     // The edits hold what is needed of the reply from here on; a large
     // reply is not kept beside them.
@@ -58,59 +61,37 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     }
     let edit_refusal =
         |edit: &Edit| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p));
-    let allowed: Vec<(usize, &Edit)> =
-        parsed.edits.iter().enumerate().filter(|(_, edit)| edit_refusal(edit).is_none()).collect();
+    let allowed: Vec<usize> = (0..parsed.edits.len()).filter(|&i| edit_refusal(&parsed.edits[i]).is_none()).collect();
 
     let malformed = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
     let apply_started = Instant::now();
-    let output = if (malformed && !args.partial) || allowed.is_empty() {
-        ApplyOutput { changes: Vec::new(), outcomes: Vec::new() }
+    let (changes, mut verdicts) = if (malformed && !args.partial) || allowed.is_empty() {
+        (Vec::new(), vec![None; parsed.edits.len()])
     } else {
-        // Edits are passed as they are unless some were refused.
-        let subset: Vec<Edit>;
-        let edits = if allowed.len() == parsed.edits.len() {
-            &parsed.edits
-        } else {
-            subset = allowed.iter().map(|(_, e)| (*e).clone()).collect();
-            &subset
-        };
-        chosen.instance.apply(&snapshots, edits, &options)?.map_err(|message| {
-            CommandError::usage(format!("format '{}' refused the request: {message}", chosen.entry.name))
-        })?
+        parts::apply(&mut format_parts, &snapshots, &parsed.edits, &allowed)?
     };
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
 
-    // Outcomes in reply order: refused paths, the plugin's verdicts, and
+    // Outcomes in reply order: refused paths, the plugins' verdicts, and
     // edits never tried because the reply was malformed.
-    // Looked up by index, not searched: a large reply holds thousands of edits.
-    let mut position_of: Vec<Option<usize>> = vec![None; parsed.edits.len()];
-    for (position, (index, _)) in allowed.iter().enumerate() {
-        position_of[*index] = Some(position);
-    }
-    let mut verdicts: Vec<Option<Outcome>> = vec![None; allowed.len()];
-    for outcome in output.outcomes {
-        if let Some(slot) = verdicts.get_mut(outcome.edit as usize) {
-            slot.get_or_insert(outcome);
-        }
-    }
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(parsed.edits.len());
-    for (index, edit) in parsed.edits.iter().enumerate() {
-        let outcome = if let Some(reason) = edit_refusal(edit) {
-            Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
-        } else {
-            let position = position_of[index].expect("every edit is refused or allowed");
-            match verdicts[position].take() {
-                Some(o) => Outcome { edit: index as u32, ..o },
-                None => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
+    let outcomes: Vec<Outcome> = parsed
+        .edits
+        .iter()
+        .enumerate()
+        .map(|(index, edit)| match (edit_refusal(edit), verdicts[index].take()) {
+            (Some(reason), _) => {
+                Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
             }
-        };
-        outcomes.push(outcome);
-    }
+            (None, Some(outcome)) => outcome,
+            (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
+        })
+        .collect();
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
-    let changes = if any_failed && !args.partial { Vec::new() } else { output.changes };
+    let changes = if any_failed && !args.partial { Vec::new() } else { changes };
     let before: HashMap<&str, &str> = snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
-    let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
+    let format_name = format_parts[0].name.clone();
+    let format = FormatChoice { name: format_name.clone(), chosen_by: by, also };
     let mut report = ApplyReport::new(
         format,
         &parsed,
@@ -134,12 +115,13 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             repo.write_worktree(&snapshots, &planned, &changes)?;
             report.mark_written();
         } else {
-            let message = args.message.clone().unwrap_or_else(|| {
-                commit_message(context.config.commit_message.as_deref(), &chosen.entry.name, &report)
-            });
+            let message = args
+                .message
+                .clone()
+                .unwrap_or_else(|| commit_message(context.config.commit_message.as_deref(), &format_name, &report));
             let request = CommitRequest {
                 message,
-                format: &chosen.entry.name,
+                format: &format_name,
                 dirty: args.dirty.unwrap_or(context.config.dirty.unwrap_or_default()),
                 checks: &[context.config.checks.clone(), args.check.clone()].concat(),
                 verify: !args.no_verify,
@@ -172,7 +154,9 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         }
     }
     if context.verbose {
-        eprint!("{}", chosen.instance.stderr());
+        for part in &format_parts {
+            eprint!("{}", part.instance.stderr());
+        }
     }
     Ok(exit)
 }

@@ -85,7 +85,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
     }
     let report = PromptJson {
         schema: crate::report::SCHEMA,
-        format: FormatChoice { name: entry.name.clone(), chosen_by: by },
+        format: FormatChoice { name: entry.name.clone(), chosen_by: by, also: Vec::new() },
         system: info.instructions,
         examples,
     };
