@@ -27,7 +27,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::elision::{find_elisions, is_placeholder};
+use crate::elision::{elisions_not_in, is_placeholder};
 use crate::format::EditFailure;
 use crate::text::{TextStyle, lines_with_endings, split_bom, strip_ending};
 use crate::types::{FailureKind, LineRange};
@@ -771,12 +771,12 @@ fn render(content: &str, splices: &[Splice]) -> String {
 }
 
 /// A replacement that leaves code out: a placeholder line (`// ... existing
-/// code ...`) that the block being replaced does not have. Written into the
-/// file, it would delete the lines it stands for.
-pub fn elided_replacement(search: &[&str], replace: &[&str]) -> Option<EditFailure> {
+/// code ...`) that neither the block being replaced nor the rest of the file
+/// has (a `.pyi` stub's `...` is the file's own). Written into the file, it
+/// would delete the lines it stands for.
+pub fn elided_replacement(search: &[&str], replace: &[&str], file: &[&str]) -> Option<EditFailure> {
     let text = joined_lines(replace);
-    let known: std::collections::HashSet<&str> = search.iter().map(|l| l.trim()).collect();
-    let elision = find_elisions(&text).into_iter().find(|e| !known.contains(e.text.trim()))?;
+    let elision = elisions_not_in(&text, search.iter().chain(file).copied()).into_iter().next()?;
     Some(
         EditFailure::new(
             FailureKind::Forbidden,
@@ -943,7 +943,7 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     if s.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
-    if let Some(failure) = elided_replacement(s, r) {
+    if let Some(failure) = elided_replacement(s, r, hay.lines()) {
         return Err(failure);
     }
     let n = hay.len();
