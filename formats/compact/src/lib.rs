@@ -491,6 +491,16 @@ fn apply_file(
         }
     }
 
+    // A replacement that leaves code out (a placeholder the file does not
+    // have) is refused: the SDK's rule for every format.
+    standing.retain(|&(i, op)| {
+        let old = lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
+        let new: Vec<&str> = op.lines.iter().map(String::as_str).collect();
+        let Some(failure) = agent_apply_sdk::matching::elided_replacement(old, &new, &lines) else { return true };
+        failed.push((i, EditFailure { message: format!("{} on {path}: {}", op.label(), failure.message), ..failure }));
+        false
+    });
+
     // 6. Apply, one forward pass over the original lines (the same as
     // applying the sorted edits from the bottom up).
     standing.sort_by_key(|(i, op)| (op.start, op.end, *i));

@@ -297,7 +297,15 @@ pub fn apply_to_file(
     let label = |i: usize| by_index.get(&i).map(|e| e.label.clone()).unwrap_or_default();
     for &(index, edit) in edits {
         match plan(&snap, index, edit, settings) {
-            Planned::Ok(p) => plans.push(p),
+            Planned::Ok(p) => match elided(&snap, &p) {
+                Some(f) => {
+                    results.insert(
+                        index,
+                        Err(EditFailure { message: format!("{} on {path}: {}", edit.label, f.message), ..f }),
+                    );
+                }
+                None => plans.push(p),
+            },
             Planned::Stale(s) => stale.push((index, s)),
             Planned::Failed(f) => {
                 let message = format!("{} on {path}: {}", edit.label, f.message);
@@ -447,6 +455,13 @@ pub fn apply_to_file(
     let mut out: Vec<EditResult> = results.into_iter().collect();
     out.sort_by_key(|(i, _)| *i);
     (out, new_content)
+}
+
+/// New lines that leave code out (a placeholder the file does not have):
+/// the SDK's rule for every format.
+fn elided(snap: &Snapshot<'_>, p: &Plan) -> Option<EditFailure> {
+    let new: Vec<&str> = p.new.iter().map(String::as_str).collect();
+    agent_apply_sdk::matching::elided_replacement(&snap.lines[p.start..p.end], &new, &snap.lines)
 }
 
 fn range_or_gap(p: &Plan) -> String {

@@ -517,6 +517,9 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
     let mut notes = Vec::new();
     let mut final_newline: Option<bool> = None;
     for hunk in hunks {
+        if let Some(failure) = elided_hunk(&hay, hunk) {
+            return Err(failure);
+        }
         let placed = place(&hay, hunk, path, strict)?;
         if placed.touches_eof {
             if hunk.new_no_eol {
@@ -555,6 +558,24 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
         lines: lines.map(|(s, e)| LineRange::new(s as u32 + 1, e.max(s + 1) as u32)),
         notes,
     })
+}
+
+/// A hunk whose added lines leave code out (`// ... existing code ...` that
+/// neither its old side nor the file has): the SDK's rule for every format.
+fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk) -> Option<EditFailure> {
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    for line in &hunk.lines {
+        match split_line(line) {
+            (Tag::Add, text, _) => new.push(text),
+            (Tag::Del, text, _) => old.push(text),
+            (Tag::Context, text, _) => {
+                old.push(text);
+                new.push(text);
+            }
+        }
+    }
+    let failure = agent_apply_sdk::matching::elided_replacement(&old, &new, hay.lines())?;
+    Some(EditFailure { message: format!("hunk {}: {}", hunk.number, failure.message), ..failure })
 }
 
 fn render(content: &str, splices: &[Splice], final_newline: Option<bool>) -> String {
