@@ -147,18 +147,6 @@ impl Format for Whole {
             .with_hint(format!("apply the reply with --format {format}, or send the complete file without markers"))
             .at(LineRange::new(line, line)));
         }
-        if let Some(elision) = find_elisions(&edit.op.content).first() {
-            return Err(EditFailure::new(
-                FailureKind::Forbidden,
-                format!(
-                    "the new contents of {path} leave code out at line {} (`{}`); writing them would delete that code",
-                    elision.line,
-                    elision.text.trim()
-                ),
-            )
-            .with_hint("send the complete file with every line, or use a format that edits parts of a file")
-            .at(LineRange::new(elision.line, elision.line)));
-        }
         let original = workspace.read(path);
         // A placeholder-looking line the file already has is its content.
         if let Some(elision) = elisions_not_in(&edit.op.content, original.unwrap_or("").lines()).first() {
