@@ -741,6 +741,15 @@ impl Splice {
     }
 }
 
+/// A new line as written into a file where its block matched at `level`.
+/// Unless the match was exact, the model did not copy the file's
+/// whitespace, so trailing whitespace on its new lines is a stray, not
+/// meant, and is dropped. One rule for every format: the ladder and
+/// udiff's hunks both write new lines through it.
+pub fn written_line(line: &str, level: Level) -> &str {
+    if level == Level::Exact { line } else { line.trim_end_matches([' ', '\t']) }
+}
+
 fn make_splice(
     start: usize,
     end: usize,
@@ -748,18 +757,24 @@ fn make_splice(
     last: &[&str],
     replace: &[&str],
     reindent: &Reindent,
+    level: Level,
 ) -> Splice {
     let region = end - start;
-    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| a == b).count().min(region).min(replace.len());
+    // A line the replacement keeps (equal as written) keeps the file's bytes.
+    let same = |a: &&&str, b: &&&str| written_line(a, level) == written_line(b, level);
+    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| same(a, b)).count().min(region).min(replace.len());
     let keep_suffix = last
         .iter()
         .rev()
         .zip(replace.iter().rev())
-        .take_while(|(a, b)| a == b)
+        .take_while(|(a, b)| same(a, b))
         .count()
         .min(region - keep_prefix)
         .min(replace.len() - keep_prefix);
-    let middle = replace[keep_prefix..replace.len() - keep_suffix].iter().map(|l| reindent.apply(l)).collect();
+    let middle = replace[keep_prefix..replace.len() - keep_suffix]
+        .iter()
+        .map(|l| reindent.apply(written_line(l, level)))
+        .collect();
     Splice { start, end, keep_prefix, keep_suffix, middle }
 }
 
@@ -889,13 +904,22 @@ fn plan_elision(
     let reindent = Reindent::infer(pairs);
     let range = LineRange::new(first.start as u32 + 1, last.end as u32);
     if rpieces.len() == 1 {
-        let splice = make_splice(first.start, last.end, &spieces[first_i], &spieces[last_i], replace, &reindent);
+        let splice =
+            make_splice(first.start, last.end, &spieces[first_i], &spieces[last_i], replace, &reindent, Level::Elision);
         return Ok(Some((vec![splice], range)));
     }
     let mut splices = Vec::new();
     for (i, m) in found.iter().enumerate() {
         match m {
-            Some(m) => splices.push(make_splice(m.start, m.end, &spieces[i], &spieces[i], &rpieces[i], &reindent)),
+            Some(m) => splices.push(make_splice(
+                m.start,
+                m.end,
+                &spieces[i],
+                &spieces[i],
+                &rpieces[i],
+                &reindent,
+                Level::Elision,
+            )),
             None if rpieces[i].is_empty() => {}
             None => {
                 return Err(EditFailure::new(
@@ -1113,7 +1137,7 @@ fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> V
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
         _ => Reindent::infer(s.iter().copied().zip(hay.lines[m.start..m.end].iter().copied())),
     };
-    vec![make_splice(m.start, m.end, s, s, r, &reindent)]
+    vec![make_splice(m.start, m.end, s, s, r, &reindent, m.level)]
 }
 
 fn same_lines(a: &[&str], b: &[&str]) -> bool {

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize};
+use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize, written_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::splice_lines;
 
@@ -181,7 +181,7 @@ fn splices_at(hay: &Haystack<'_>, lines: &[(Tag, &str)], at: Found, hunk: usize)
             }
             Tag::Add => {
                 let s = current.get_or_insert(Splice { start: fi, end: fi, lines: Vec::new(), hunk });
-                s.lines.push(reindent.apply(text));
+                s.lines.push(reindent.apply(written_line(text, at.level)));
             }
         }
     }
