@@ -99,13 +99,11 @@ impl Format for Whole {
                 continue;
             };
             if !block.closed {
-                parsed.diagnostics.push(
-                    Diagnostic::error(
-                        format!("the code block for {path} at reply line {} is never closed", span.first_line),
-                        Some(span),
-                    )
-                    .with_hint("end the file's contents with a closing fence line (```)"),
+                let inside = format!(
+                    "inside the code block for {path} (reply line {}): it has no closing fence",
+                    span.first_line
                 );
+                parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
                 continue;
             }
             for elision in find_elisions(block.body) {
