@@ -7,6 +7,7 @@ mod common;
 mod corpus;
 mod crash;
 mod detect;
+mod fidelity;
 mod hook;
 mod limits;
 mod lint;

@@ -1,0 +1,112 @@
+//! Nothing the model wrote is silently dropped, misread, or refused for
+//! nothing (issue #20): each item through the real binary.
+
+use serde_json::Value;
+
+use crate::repo::TestRepo;
+
+fn json(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
+
+/// Apply `reply` with `args` in `repo`; the exit code and the JSON report.
+fn run(repo: &TestRepo, args: &[&str], reply: &str) -> (i32, Value) {
+    let out = repo.apply().args(args).arg("--json").write_stdin(reply.to_string()).output().unwrap();
+    (out.status.code().unwrap(), json(&out.stdout))
+}
+
+const APP: &str = "import os\n\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef main():\n    print(load('x'))\n";
+const UTIL: &str = "def helper():\n    return 1\n";
+
+const SEARCH_REPLACE: &str =
+    "app.py\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport os\nimport sys\n>>>>>>> REPLACE\n```\n";
+const DIFF: &str =
+    "```diff\n--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper():\n-    return 1\n+    return 2\n```\n";
+
+#[test]
+fn a_reply_mixing_formats_applies_every_part_in_its_own_format() {
+    for reply in [format!("{SEARCH_REPLACE}\nAnd:\n\n{DIFF}"), format!("{DIFF}\nAnd:\n\n{SEARCH_REPLACE}")] {
+        let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+        let (code, report) = run(&repo, &[], &reply);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(report["status"], "applied");
+        assert_eq!(report["edits"].as_array().unwrap().len(), 2, "{report:#}");
+        assert_eq!(report["format"]["also"].as_array().unwrap().len(), 1, "{report:#}");
+        assert!(repo.committed("app.py").unwrap().contains("import sys"));
+        assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 2\n");
+        // `parse` reads the same two edits.
+        let out = repo.apply().args(["parse", "--json", "-"]).write_stdin(reply.clone()).output().unwrap();
+        assert_eq!(json(&out.stdout)["edits"].as_array().unwrap().len(), 2);
+    }
+}
+
+#[test]
+fn a_mixed_reply_is_all_or_nothing_and_unread_markers_are_named() {
+    // The diff's hunk does not apply: the SEARCH/REPLACE part is not applied either.
+    let broken_diff = DIFF.replace("-    return 1", "-    return 7");
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let before = repo.state();
+    let (code, report) = run(&repo, &["--format", "editblock"], &format!("{SEARCH_REPLACE}\n{broken_diff}"));
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["status"], "failed");
+    assert_eq!(repo.state(), before);
+    // Markers no format can read: refused, naming their reply lines.
+    // A diff with headers but no hunk: no format reads an edit there.
+    let stray = format!("{SEARCH_REPLACE}\nthen\n\n--- a/util.py\n+++ b/util.py\n");
+    let (code, report) = run(&repo, &[], &stray);
+    assert_eq!(code, 1, "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("reply lines 13, 14 hold edit markers"), "{message}");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
+fn whole_refuses_a_snippet_and_other_formats_markers() {
+    let body = "import os\nimport sys\n\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef save(path, text):\n    with open(path, 'w') as f:\n        f.write(text)\n\n\ndef main():\n    print(load(sys.argv[1]))\n    return 0\n";
+    let snippet = "src/app.py\n```python\ndef main():\n    print(load(sys.argv[1]))\n```\n";
+    let repo = TestRepo::with(&[("src/app.py", body)]);
+    let before = repo.state();
+    let (code, report) = run(&repo, &[], snippet);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("fragment"), "{report:#}");
+    assert_eq!(repo.state(), before);
+    // Naming the format says the file really shrinks.
+    let (code, report) = run(&repo, &["--format", "whole"], snippet);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("src/app.py").unwrap(), "def main():\n    print(load(sys.argv[1]))\n");
+    // Markers of another format are never written, even when named.
+    let (code, report) = run(&repo, &["--format", "whole"], &SEARCH_REPLACE.replace("app.py", "src/app.py"));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("editblock edit marker"), "{report:#}");
+}
+
+#[test]
+fn placeholders_are_refused_and_placeholder_looking_content_is_not() {
+    let handlers: String = (0..30).map(|i| format!("def handler_{i}(event):\n    return {i}\n\n\n")).collect();
+    let repo = TestRepo::with(&[
+        ("handlers.py", &handlers),
+        ("store.pyi", "class Store:\n    def get(self) -> bytes:\n        \"\"\"Read.\"\"\"\n        ...\n"),
+    ]);
+    for placeholder in [
+        "# … (unchanged)",
+        "# [snip]",
+        "# remaining functions omitted for brevity",
+        "# <rest of code>",
+        "# Keep everything else the same",
+    ] {
+        let reply = format!("handlers.py\n```python\ndef handler_0(event):\n    return 100\n\n\n{placeholder}\n```\n");
+        let (code, report) = run(&repo, &[], &reply);
+        assert_eq!(code, 1, "{placeholder}: {report:#}");
+        assert!(report["edits"][0]["message"].as_str().unwrap().contains("leave code out"), "{report:#}");
+    }
+    let genuine = format!(
+        "{handlers}# Same as above, but for batches.\ndef handler_all(events):\n    return [handler_0(e) for e in events]\n"
+    );
+    let (code, report) = run(&repo, &[], &format!("handlers.py\n```python\n{genuine}```\n"));
+    assert_eq!(code, 0, "{report:#}");
+    let stub = "store.pyi\n```python\n<<<<<<< SEARCH\n        ...\n=======\n        ...\n\n    def put(self, value: bytes) -> None:\n        \"\"\"Write.\"\"\"\n        ...\n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], stub);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(repo.committed("store.pyi").unwrap().contains("def put"));
+}
