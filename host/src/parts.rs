@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::markers::edit_marker;
 use agent_apply_sdk::source::SourceMap;
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Span};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Severity, Span};
 
 use crate::cli::CommandError;
 use crate::config::Config;
@@ -20,6 +20,9 @@ use crate::runtime::PluginInstance;
 /// a second part: `whole` (0.4 at most) never is, since any leftover code
 /// block under a path would otherwise become a file replacement.
 const PART_CONFIDENCE: f32 = 0.5;
+/// How sure another format must be of a reply in which the named format
+/// found no edit for the run to stop and name it.
+const FITS_CONFIDENCE: f32 = 0.2;
 
 /// One format's share of a reply.
 pub struct Part {
@@ -62,12 +65,22 @@ pub fn read(
     let mut instance = chosen.instance;
     let mut parsed = instance.parse(reply, &options)?;
     let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len() }];
+    if parsed.edits.is_empty() {
+        if !matches!(chosen.by, ChosenBy::Auto { .. }) && !reply.trim().is_empty() {
+            wrong_format(registry, config, file, &parts, reply)?;
+        }
+        if !parsed.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            let named = (!matches!(chosen.by, ChosenBy::Auto { .. })).then_some(parts[0].name.as_str());
+            parsed.diagnostics.push(no_edit(named));
+        }
+        return Ok(Reading { parts, parsed });
+    }
     if !reply.lines().any(|line| edit_marker(line).is_some()) {
         return Ok(Reading { parts, parsed });
     }
     let mut rest = masked(reply, &parsed);
     while rest.lines().any(|line| edit_marker(line).is_some()) {
-        let Some(mut part) = best_reader(registry, config, file, &parts, &rest)? else { break };
+        let Some(mut part) = best_reader(registry, config, file, &parts, &rest, PART_CONFIDENCE)? else { break };
         let output = part.instance.parse(&rest, &part.options)?;
         if output.edits.is_empty() {
             break;
@@ -94,19 +107,60 @@ fn chosen_by(by: &ChosenBy) -> &'static str {
     }
 }
 
-/// The format not yet used that is surest of `rest`, if sure enough.
+/// The error for a reply in which the format the user named found no edit
+/// while another format reads edits in it: a wrong `--format` (aider's
+/// `diff` is SEARCH/REPLACE, and people holding a diff type it).
+fn wrong_format(
+    registry: &Registry,
+    config: &Config,
+    file: Option<&str>,
+    named: &[Part],
+    reply: &str,
+) -> Result<(), CommandError> {
+    let Some(mut fits) = best_reader(registry, config, file, named, reply, FITS_CONFIDENCE)? else { return Ok(()) };
+    if fits.instance.parse(reply, &fits.options)?.edits.is_empty() {
+        return Ok(());
+    }
+    let message =
+        format!("format '{}' found no edit in this reply, but format '{}' reads edits in it", named[0].name, fits.name);
+    Err(CommandError {
+        reflection: Some(format!(
+            "Your reply was read as the {} format and no edit was found in it; nothing was applied. \
+             Write your edits in the {} format.\n",
+            fits.name, named[0].name
+        )),
+        ..CommandError::usage(message).hint(format!("pass --format {} (or --format auto)", fits.name))
+    })
+}
+
+/// The error for a reply that holds no edit at all: the same under every
+/// way of choosing the format, so a harness sees one status for it.
+fn no_edit(named: Option<&str>) -> Diagnostic {
+    let hint = match named {
+        Some(format) => {
+            format!("write each change in the {format} format (`git agent-apply prompt {format}` shows how)")
+        }
+        None => {
+            "write each change as an edit in a format this tool reads (`git agent-apply formats` lists them)".into()
+        }
+    };
+    Diagnostic::error("the reply holds no edit", None).with_hint(hint)
+}
+
+/// The format not yet used that is surest of `rest`, if at least `floor` sure.
 fn best_reader(
     registry: &Registry,
     config: &Config,
     file: Option<&str>,
     used: &[Part],
     rest: &str,
+    floor: f32,
 ) -> Result<Option<Part>, CommandError> {
     let mut best: Option<(f32, Part)> = None;
     for entry in registry.entries().iter().filter(|e| used.iter().all(|p| p.name != e.name)) {
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
-        if confidence >= PART_CONFIDENCE && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
+        if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
             let options = crate::cli::format_options(config, &entry.name, file);
             best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0 }));
         }

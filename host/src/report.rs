@@ -4,7 +4,9 @@
 use std::ops::Range;
 
 use agent_apply_sdk::text::line_count;
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
+use agent_apply_sdk::types::{
+    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, Outcome, ParseOutput, Severity, SuggestedCommand,
+};
 use serde::Serialize;
 use similar::TextDiff;
 
@@ -284,7 +286,7 @@ impl ApplyReport {
                 EditJson {
                     index: o.edit as usize + 1,
                     path: edit.path.clone(),
-                    status: o.status.as_str(),
+                    status: edit_status(o),
                     kind: o.kind.map(|k| k.as_str()),
                     message: o.message.clone(),
                     hint: o.hint.clone(),
@@ -374,14 +376,25 @@ impl ApplyReport {
 
     /// Text for the model: what failed and why, the closest real lines,
     /// which edits applied (so they are not resent), and what to send next.
+    /// Never empty when nothing was applied.
     fn reflection_text(&self) -> String {
         let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == "failed").collect();
         let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
         let failed_check = self.checks.iter().find(|c| !c.passed);
         if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
-            return String::new();
+            return match self.status {
+                "unchanged" => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
+                _ => String::new(),
+            };
         }
         let mut out = String::new();
+        if let Some(cut) = errors.iter().find(|d| d.message.starts_with(CUT_OFF)) {
+            return format!(
+                "Your reply was cut off: {}. Nothing of it was applied. Send the edits again from that edit on, \
+                 each complete.\n",
+                &cut.message[CUT_OFF.len()..].trim_start()
+            );
+        }
         for d in &errors {
             let at = d.reply_lines.as_ref().map(|l| format!(" (reply line {})", l.start)).unwrap_or_default();
             out += &format!("Your reply could not be read{at}: {}", d.message);
@@ -424,7 +437,7 @@ impl ApplyReport {
             out += &diagnostic_line(d);
         }
         for e in &self.edits {
-            if e.status == "applied" {
+            if e.status != "failed" {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
                 out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);
@@ -462,6 +475,15 @@ impl ApplyReport {
             }
         }
         out
+    }
+}
+
+/// An edit's status for reports: `applied`, `failed`, or `already-applied`
+/// (the file already held what the edit writes: a retried reply).
+fn edit_status(outcome: &Outcome) -> &'static str {
+    match (outcome.status, outcome.kind) {
+        (EditStatus::Applied, Some(FailureKind::AlreadyApplied)) => "already-applied",
+        (status, _) => status.as_str(),
     }
 }
 

@@ -110,3 +110,62 @@ fn placeholders_are_refused_and_placeholder_looking_content_is_not() {
     assert_eq!(code, 0, "{report:#}");
     assert!(repo.committed("store.pyi").unwrap().contains("def put"));
 }
+
+#[test]
+fn an_explicit_format_that_finds_no_edit_names_the_format_that_fits() {
+    let repo = TestRepo::with(&[("util.py", UTIL)]);
+    let before = repo.state();
+    // aider's `diff` is SEARCH/REPLACE; people holding a unified diff type it.
+    let (code, report) = run(&repo, &["--format", "diff"], DIFF);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(report["error"]["message"].as_str().unwrap().contains("format 'udiff' reads edits"), "{report:#}");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.state(), before);
+    // A reply with no edit at all: one status and exit code, however the format was chosen.
+    let prose = "I looked at util.py and it seems fine as it is.\n";
+    for args in [&[][..], &["--format", "editblock"], &["--format", "udiff"], &["--format", "whole"]] {
+        let (code, report) = run(&repo, args, prose);
+        assert_eq!((code, report["status"].as_str()), (1, Some("failed")), "{args:?}: {report:#}");
+        assert!(!report["reflection"].as_str().unwrap().is_empty(), "{args:?}");
+    }
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
+fn a_retried_reply_is_unchanged_and_a_mix_is_reported_edit_by_edit() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let (code, _) = run(&repo, &[], SEARCH_REPLACE);
+    assert_eq!(code, 0);
+    let head = repo.head();
+    let (code, report) = run(&repo, &[], SEARCH_REPLACE);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "unchanged");
+    assert_eq!(report["edits"][0]["status"], "already-applied");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.head(), head);
+    // One edit already there, one new: the new one is committed.
+    let util = "util.py\n```python\n<<<<<<< SEARCH\n    return 1\n=======\n    return 3\n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], &format!("{SEARCH_REPLACE}\n{util}"));
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "applied");
+    let statuses: Vec<&str> =
+        report["edits"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["already-applied", "applied"]);
+    assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 3\n");
+}
+
+#[test]
+fn a_cut_off_reply_is_refused_whole_even_with_partial() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let before = repo.state();
+    let cut = format!("{SEARCH_REPLACE}\nutil.py\n```python\n<<<<<<< SEARCH\n    return 1\n=======\n    retu");
+    for args in [&[][..], &["--partial"]] {
+        let (code, report) = run(&repo, args, &cut);
+        assert_eq!(code, 1, "{report:#}");
+        assert_eq!(report["status"], "failed");
+        let reflection = report["reflection"].as_str().unwrap();
+        assert!(reflection.contains("cut off: inside block 2 for util.py (reply line 13)"), "{reflection}");
+        assert!(reflection.contains("from that edit on"), "{reflection}");
+        assert_eq!(repo.state(), before);
+    }
+}

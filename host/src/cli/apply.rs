@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use agent_apply_sdk::types::{Edit, EditStatus, FailureKind, File, Outcome, Severity};
+use agent_apply_sdk::types::{Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
 use crate::parts;
@@ -29,7 +29,8 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     }
     let head = repo.as_ref().map(|r| r.head()).transpose()?;
 
-    let chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let chosen =
+        context.registry.choose_reader(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
     let by = chosen.by.clone();
     let parse_started = Instant::now();
     let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
@@ -64,8 +65,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let allowed: Vec<usize> = (0..parsed.edits.len()).filter(|&i| edit_refusal(&parsed.edits[i]).is_none()).collect();
 
     let malformed = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    // A reply cut off mid-edit is refused whole, even under --partial: the
+    // edits before the cut may depend on the ones that never came.
+    let partial = args.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
-    let (changes, mut verdicts) = if (malformed && !args.partial) || allowed.is_empty() {
+    let (changes, mut verdicts) = if (malformed && !partial) || allowed.is_empty() {
         (Vec::new(), vec![None; parsed.edits.len()])
     } else {
         parts::apply(&mut format_parts, &snapshots, &parsed.edits, &allowed)?
@@ -82,13 +86,17 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             (Some(reason), _) => {
                 Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
             }
+            // Already there (a retried reply): done, not failed.
+            (None, Some(outcome)) if outcome.kind == Some(FailureKind::AlreadyApplied) => {
+                Outcome { status: EditStatus::Applied, ..outcome }
+            }
             (None, Some(outcome)) => outcome,
             (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
         })
         .collect();
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
-    let changes = if any_failed && !args.partial { Vec::new() } else { changes };
+    let changes = if any_failed && !partial { Vec::new() } else { changes };
     let before: HashMap<&str, &str> = snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
     let format_name = format_parts[0].name.clone();
     let format = FormatChoice { name: format_name.clone(), chosen_by: by, also };
@@ -99,7 +107,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         &changes,
         &|p| before.get(p).copied(),
         args.dry_run,
-        args.partial,
+        partial,
         !args.json && (args.diff || args.dry_run),
         args.json,
     );

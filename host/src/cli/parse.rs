@@ -31,7 +31,8 @@ pub struct ParseArgs {
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
     let context = Context::new(global)?;
     let reply = read_reply(args.reply.as_deref(), &context.config.input_limits())?;
-    let chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let chosen =
+        context.registry.choose_reader(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
     let by = chosen.by.clone();
     let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
     let output = &reading.parsed;
