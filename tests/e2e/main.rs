@@ -16,6 +16,7 @@ mod plugins;
 mod prompt;
 mod properties;
 mod python;
+mod replies;
 mod repo;
 mod sandbox;
 mod transaction;

@@ -202,9 +202,10 @@ impl Format for Whole {
     }
 }
 
-/// Refuse new contents that read as a snippet of the old file: every line
-/// of them found in it, in order, while most of the file would be dropped.
-/// Written as a whole file, such a snippet deletes the rest of it.
+/// Refuse new contents that read as a snippet of the old file: at least
+/// half of their lines found in it, in order (a snippet is often edited),
+/// while most of the file would be dropped. Written as a whole file, such a
+/// snippet deletes the rest of it.
 fn check_not_a_fragment(path: &str, old: &str, new: &str) -> Result<(), EditFailure> {
     let old_lines: Vec<&str> = old.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let new_lines: Vec<&str> = new.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
@@ -212,7 +213,15 @@ fn check_not_a_fragment(path: &str, old: &str, new: &str) -> Result<(), EditFail
         return Ok(());
     }
     let mut rest = old_lines.iter();
-    if !new_lines.iter().all(|line| rest.any(|old| old == line)) {
+    let mut found = 0;
+    for line in &new_lines {
+        let mut ahead = rest.clone();
+        if ahead.any(|old| old == line) {
+            found += 1;
+            rest = ahead;
+        }
+    }
+    if found * 2 < new_lines.len() {
         return Ok(());
     }
     Err(EditFailure::new(
