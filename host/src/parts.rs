@@ -66,7 +66,7 @@ pub fn read(
     let mut parsed = instance.parse(reply, &options)?;
     let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len() }];
     if parsed.edits.is_empty() {
-        if !matches!(chosen.by, ChosenBy::Auto { .. }) && !reply.trim().is_empty() {
+        if matches!(chosen.by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
             wrong_format(registry, config, file, &parts, reply)?;
         }
         if !parsed.diagnostics.iter().any(|d| d.severity == Severity::Error) {
@@ -125,9 +125,9 @@ fn wrong_format(
         format!("format '{}' found no edit in this reply, but format '{}' reads edits in it", named[0].name, fits.name);
     Err(CommandError {
         reflection: Some(format!(
-            "Your reply was read as the {} format and no edit was found in it; nothing was applied. \
-             Write your edits in the {} format.\n",
-            fits.name, named[0].name
+            "Your reply was read as the {} format, which found no edit in it, while it reads as the {} \
+             format; nothing was applied. Write your edits in the {} format.\n",
+            named[0].name, fits.name, named[0].name
         )),
         ..CommandError::usage(message).hint(format!("pass --format {} (or --format auto)", fits.name))
     })
