@@ -13,4 +13,5 @@ pub mod parts;
 pub mod registry;
 pub mod report;
 pub mod runtime;
+pub mod suffix;
 pub mod transaction;

@@ -5,7 +5,8 @@ use std::ops::Range;
 
 use agent_apply_sdk::text::line_count;
 use agent_apply_sdk::types::{
-    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, Outcome, ParseOutput, Severity, SuggestedCommand,
+    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity,
+    SuggestedCommand,
 };
 use serde::Serialize;
 use similar::TextDiff;
@@ -214,6 +215,10 @@ pub struct EditJson {
     pub applied_path: Option<String>,
     pub lines: Option<LinesJson>,
     pub reply_lines: LinesJson,
+    /// How the edit was placed (ladder level, relocation, retry, candidates
+    /// per level), when its format says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<MatchInfo>,
 }
 
 /// Milliseconds spent in each phase.
@@ -293,6 +298,7 @@ impl ApplyReport {
                     applied_path: o.applied_path.clone(),
                     lines: o.lines.map(|l| LinesJson { start: l.start, end: l.end }),
                     reply_lines: LinesJson { start: edit.span.first_line, end: edit.span.last_line },
+                    matched: o.matched.clone(),
                 }
             })
             .collect();

@@ -139,7 +139,14 @@ pub trait Format: Send + Sync {
         edits: &[ParsedEdit<Self::Op>],
         options: Options<'_>,
     ) -> Vec<Result<Applied, EditFailure>> {
-        edits.iter().map(|edit| self.apply_edit(workspace, edit, options)).collect()
+        edits
+            .iter()
+            .enumerate()
+            .map(|(index, edit)| {
+                workspace.set_current(index);
+                self.apply_edit(workspace, edit, options)
+            })
+            .collect()
     }
 
     /// What a model should read: by default the plain lines of `ranges`
@@ -233,6 +240,9 @@ impl<F: Format> Plugin for F {
                     kind: None,
                     message: applied.message,
                     hint: None,
+                    matched: workspace
+                        .take_match(index)
+                        .map(|m| MatchInfo { retried: applied.applied_path.is_some(), ..m }),
                     applied_path: applied.applied_path,
                     lines: applied.lines,
                 },
@@ -244,6 +254,7 @@ impl<F: Format> Plugin for F {
                     hint: failure.hint,
                     applied_path: None,
                     lines: failure.lines,
+                    matched: None,
                 },
             })
             .collect();

@@ -30,7 +30,7 @@ use std::ops::Range;
 use crate::elision::{elisions_not_in, is_placeholder};
 use crate::format::EditFailure;
 use crate::text::{TextStyle, lines_with_endings, split_bom, strip_ending};
-use crate::types::{FailureKind, LineRange};
+use crate::types::{FailureKind, LevelCount, LineRange, MatchInfo};
 
 /// How far a match had to bend to be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -720,6 +720,27 @@ pub struct Replaced {
     pub level: Level,
     /// The lines replaced, in the file as it was (1-based).
     pub lines: LineRange,
+    /// Each level tried, in order, with how many places it found.
+    pub candidates: Vec<(Level, usize)>,
+}
+
+impl Replaced {
+    /// How the block was placed, for the report.
+    pub fn match_info(&self) -> MatchInfo {
+        ladder_match(self.level, &self.candidates)
+    }
+}
+
+/// A ladder match for the report: the level that placed a block and the
+/// places each level tried found.
+pub fn ladder_match(level: Level, candidates: &[(Level, usize)]) -> MatchInfo {
+    MatchInfo {
+        candidates: candidates
+            .iter()
+            .map(|(level, count)| LevelCount { level: level.as_str().into(), count: *count as u32 })
+            .collect(),
+        ..MatchInfo::at(level.as_str())
+    }
 }
 
 /// One planned change of a line range of the file.
@@ -951,7 +972,12 @@ pub fn replace_block(
 ) -> Result<Replaced, EditFailure> {
     let hay = Haystack::of(content);
     let plan = plan_block(&hay, &block_lines(search), &block_lines(replace), options)?;
-    Ok(Replaced { content: render(content, &plan.splices), level: plan.level, lines: plan.lines })
+    Ok(Replaced {
+        content: render(content, &plan.splices),
+        level: plan.level,
+        lines: plan.lines,
+        candidates: plan.candidates,
+    })
 }
 
 /// Where and how one block changes the file, before anything is written.
@@ -961,6 +987,8 @@ struct Plan {
     level: Level,
     /// Found only once blank lines at the block's edges were dropped.
     trimmed: bool,
+    /// Each level tried, with the places it found.
+    candidates: Vec<(Level, usize)>,
 }
 
 fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOptions) -> Result<Plan, EditFailure> {
@@ -973,14 +1001,16 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     let n = hay.len();
     let mut deferred: Option<EditFailure> = None;
     let mut plan: Option<(Vec<Splice>, LineRange, Level)> = None;
+    let mut candidates: Vec<(Level, usize)> = Vec::new();
     for level in LINE_LEVELS {
         if level == Level::Unicode && options.elision {
             match plan_elision(hay, s, r) {
                 Ok(Some((splices, range))) => {
+                    candidates.push((Level::Elision, 1));
                     plan = Some((splices, range, Level::Elision));
                     break;
                 }
-                Ok(None) => {}
+                Ok(None) => candidates.push((Level::Elision, 0)),
                 Err(failure) if failure.kind == FailureKind::Ambiguous => return Err(failure),
                 // Maybe the `...` lines are real text that only folding finds.
                 Err(failure) => deferred = Some(failure),
@@ -991,8 +1021,9 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
             Some(Err(MatchError::Ambiguous { level, starts })) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
-            Some(Err(MatchError::NotFound)) => continue,
+            Some(Err(MatchError::NotFound)) => candidates.push((level, 0)),
             Some(Ok(m)) => {
+                candidates.push((level, 1));
                 plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));
                 break;
             }
@@ -1003,12 +1034,13 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     {
         match fuzzy_find(hay, s, 0..n, min, options.fuzzy_margin) {
             Ok(m) => {
+                candidates.push((Level::Fuzzy, 1));
                 plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), m.level))
             }
             Err(MatchError::Ambiguous { level, starts }) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
-            Err(MatchError::NotFound) => {}
+            Err(MatchError::NotFound) => candidates.push((Level::Fuzzy, 0)),
         }
     }
     let Some((splices, lines, level)) = plan else {
@@ -1025,7 +1057,7 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     if let Some(failure) = already_applied_around(hay, s, r, lines) {
         return Err(failure);
     }
-    Ok(Plan { splices, lines, level, trimmed: false })
+    Ok(Plan { splices, lines, level, trimmed: false, candidates })
 }
 
 /// Replace `blocks` (search, replace) in `content`, each as if applied to
@@ -1044,7 +1076,7 @@ pub fn replace_blocks_at_once(
     content: &str,
     blocks: &[(&str, &str)],
     options: &LadderOptions,
-) -> Option<(String, Vec<(Level, LineRange)>)> {
+) -> Option<(String, Vec<(Level, LineRange, MatchInfo)>)> {
     // Inserted lines take the file's usual ending; with mixed endings an
     // earlier block could change which that is.
     let bytes = content.as_bytes();
@@ -1093,7 +1125,8 @@ pub fn replace_blocks_at_once(
             i &= i - 1;
         }
         let at = |line: u32| (line as isize + shift) as u32;
-        outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end))));
+        let matched = ladder_match(plan.level, &plan.candidates);
+        outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end)), matched));
         let delta = plan.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (end - start) as isize;
         let mut i = rank[start] + 1;
         while i < grown.len() {
@@ -1335,7 +1368,7 @@ mod tests {
         let blocks = [("b\n", "B1\nB2\nB3\n"), ("    h\n", "H\n"), ("k\n", "")];
         let (out, outcomes) = replace_blocks_at_once(content, &blocks, &LadderOptions::default()).expect("one pass");
         assert_eq!(out, "a\nB1\nB2\nB3\nc\nd\ne\nf\ng\nH\ni\nj\nl\n");
-        let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l)| (l.start, l.end)).collect();
+        let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l, _)| (l.start, l.end)).collect();
         assert_eq!(lines, [(2, 2), (10, 10), (13, 13)], "line 11 is line 13 once block 1 added two lines");
         assert_eq!(outcomes[1].0, Level::LeadingWhitespace);
         // A block whose text an earlier block writes is left to the one-by-one path.
@@ -1366,7 +1399,7 @@ mod tests {
             let options = LadderOptions::default();
             if let Some((at_once, outcomes)) = replace_blocks_at_once(&content, &pairs, &options) {
                 let mut current = content.clone();
-                for ((search, replace), (level, lines)) in pairs.iter().zip(&outcomes) {
+                for ((search, replace), (level, lines, _)) in pairs.iter().zip(&outcomes) {
                     let done = replace_block(&current, search, replace, &options);
                     prop_assert!(done.is_ok(), "one by one failed where one pass applied: {:?}", done);
                     let done = done.unwrap();

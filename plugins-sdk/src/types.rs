@@ -4,8 +4,8 @@
 //! every field.
 
 pub use crate::bindings::agent_apply::format::types::{
-    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LineRange, OptionDoc,
-    OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
+    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LevelCount, LineRange, MatchInfo,
+    OptionDoc, OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
 };
 
 impl FailureKind {
@@ -105,6 +105,20 @@ impl Change {
             Change::Delete(path) => path,
             Change::Rename(renamed) => &renamed.to,
         }
+    }
+}
+
+impl MatchInfo {
+    /// Placed by `level`, where the edit said, on the file it named.
+    pub fn at(level: impl Into<String>) -> Self {
+        MatchInfo { level: level.into(), relocated: false, stated_line: None, retried: false, candidates: Vec::new() }
+    }
+
+    /// The same, placed away from `stated_line`, the line the edit named.
+    pub fn relocated_from(mut self, stated_line: u32) -> Self {
+        self.relocated = true;
+        self.stated_line = Some(stated_line);
+        self
     }
 }
 

@@ -249,6 +249,9 @@ impl Format for Compact {
             let ops: Vec<(usize, &RangeEdit)> = indexes.iter().map(|&i| (i, &edits[i].op)).collect();
             let (new_content, outcomes) = apply_file(path, content, &ops, &settings);
             for (i, outcome) in outcomes {
+                if outcome.is_ok() {
+                    workspace.note_match_of(i, MatchInfo::at("line-numbers"));
+                }
                 results[i] = Some(outcome);
             }
             if let Some(new_content) = new_content {

@@ -87,6 +87,18 @@ impl Format for Whole {
             let Some(path) = block_path(reply, &block) else {
                 if is_shell_info(block.info) {
                     parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
+                } else if !parsed.edits.is_empty() {
+                    // After a whole file, an unnamed block is a usage example.
+                    parsed.diagnostics.push(
+                        Diagnostic::warning(
+                            format!(
+                                "the code block at reply line {} names no file; it was taken as an example, not applied",
+                                span.first_line
+                            ),
+                            Some(span),
+                        )
+                        .with_hint("to write it to a file, put the file's path alone on the line before the fence"),
+                    );
                 } else {
                     parsed.diagnostics.push(
                         Diagnostic::error(
@@ -184,6 +196,7 @@ impl Format for Whole {
         };
         let old_lines = original.map_or(0, |old| lines_with_endings(old).count() as u32);
         workspace.write(path, content);
+        workspace.note_match(MatchInfo::at("whole-file"));
         Ok(Applied { message, lines: (old_lines > 0).then(|| LineRange::new(1, old_lines)), applied_path: None })
     }
 

@@ -7,9 +7,9 @@ use std::time::Instant;
 use agent_apply_sdk::types::{Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
-use crate::parts;
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
 use crate::transaction::{CommitRequest, SnapshotError, check_path, planned_paths, read_snapshot};
+use crate::{parts, suffix};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
@@ -35,7 +35,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let parse_started = Instant::now();
     let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
     let also = reading.also();
-    let parts::Reading { parts: mut format_parts, parsed } = reading;
+    let parts::Reading { parts: mut format_parts, mut parsed } = reading;
     let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
     // The edits hold what is needed of the reply from here on; a large
     // reply is not kept beside them.
@@ -44,22 +44,40 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     limits.check_edit_count(parsed.edits.len())?;
 
     // Plan paths: an edit naming a refused path fails on its own, with the reason.
-    let planned = planned_paths(&parsed.edits, &args.files);
+    let mut planned = planned_paths(&parsed.edits, &args.files);
     let mut refused: HashMap<String, SnapshotError> = HashMap::new();
     let mut snapshots: Vec<File> = Vec::new();
-    for path in &planned {
+    let read = |path: &str| {
         let checked = check_path(&context.root, path).map_err(SnapshotError::from).and_then(|_| match &repo {
             Some(repo) => repo.check_ignored(path, args.allow_ignored),
             None => Ok(()),
         });
-        match checked.and_then(|_| read_snapshot(&context.root, path, &limits)) {
+        checked.and_then(|_| read_snapshot(&context.root, path, &limits))
+    };
+    let mut missing = Vec::new();
+    for path in &planned {
+        match read(path) {
             Ok(Some(file)) => snapshots.push(file),
-            Ok(None) => {}
+            Ok(None) => missing.push(path.clone()),
             Err(error) => {
                 refused.insert(path.clone(), error);
             }
         }
     }
+    // A missing path may be a tracked file named slightly wrong.
+    let (mut aliases, notes) = match (&repo, missing.is_empty()) {
+        (Some(repo), false) => suffix::resolve(&missing, suffix::tracked(repo.repository()).iter().map(String::as_str)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    parsed.diagnostics.extend(notes);
+    aliases.retain(|alias| match read(&alias.real) {
+        Ok(Some(file)) => {
+            planned.push(alias.real.clone());
+            snapshots.push(file);
+            true
+        }
+        _ => false,
+    });
     let edit_refusal =
         |edit: &Edit| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p));
     let allowed: Vec<usize> = (0..parsed.edits.len()).filter(|&i| edit_refusal(&parsed.edits[i]).is_none()).collect();
@@ -72,7 +90,9 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let (changes, mut verdicts) = if (malformed && !partial) || allowed.is_empty() {
         (Vec::new(), vec![None; parsed.edits.len()])
     } else {
-        parts::apply(&mut format_parts, &snapshots, &parsed.edits, &allowed)?
+        let files = suffix::plugin_files(&snapshots, &aliases);
+        let (changes, verdicts) = parts::apply(&mut format_parts, &files, &parsed.edits, &allowed)?;
+        (suffix::real_changes(changes, &aliases), verdicts)
     };
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
 
@@ -178,6 +198,7 @@ fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {
         hint: None,
         applied_path: None,
         lines: None,
+        matched: None,
     }
 }
 
