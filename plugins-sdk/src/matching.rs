@@ -1017,11 +1017,10 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
             }
         }
         match find_at(hay, s, 0..n, level) {
-            None => continue,
+            None | Some(Err(MatchError::NotFound)) => candidates.push((level, 0)),
             Some(Err(MatchError::Ambiguous { level, starts })) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
-            Some(Err(MatchError::NotFound)) => candidates.push((level, 0)),
             Some(Ok(m)) => {
                 candidates.push((level, 1));
                 plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));

@@ -169,3 +169,67 @@ fn a_cut_off_reply_is_refused_whole_even_with_partial() {
         assert_eq!(repo.state(), before);
     }
 }
+
+#[test]
+fn a_slightly_wrong_path_applies_to_the_one_file_it_means_and_says_so() {
+    let repo = TestRepo::with(&[("sample.txt", "hello\n"), ("src/app.py", APP), ("tests/app.py", "x = 1\n")]);
+    let (code, report) = run(&repo, &[], "path/to/sample.txt\n```\nhello, world\n```\n");
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("sample.txt").unwrap(), "hello, world\n");
+    assert!(repo.committed("path/to/sample.txt").is_none());
+    assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains("applied to sample.txt"), "{report:#}");
+    // Two files it could mean: a did-you-mean, and the new file is what was asked for.
+    let (code, report) = run(&repo, &[], "app.py\n```python\nprint(1)\n```\n");
+    assert_eq!(code, 0, "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("did you mean src/app.py or tests/app.py"), "{message}");
+    // An extensionless file named clearly, and a usage example after a whole file.
+    let repo = TestRepo::with(&[("Taskfile", "run: make\n"), ("util.py", UTIL)]);
+    let reply = "`Taskfile`:\n```\nrun: make all\n```\n\nThen run it:\n\n```python\nprint(helper())\n```\n";
+    let (code, report) = run(&repo, &["--format", "whole"], reply);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("Taskfile").unwrap(), "run: make all\n");
+    assert_eq!(report["diagnostics"][0]["severity"], "warning", "{report:#}");
+}
+
+#[test]
+fn the_report_says_how_each_edit_was_placed() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    // The SEARCH text has stray trailing spaces: placed ignoring trailing whitespace.
+    let reply = "util.py\n```python\n<<<<<<< SEARCH\ndef helper():  \n    return 1\n=======\ndef helper():  \n    return 2  \n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], reply);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!(matched["level"], "trailing-whitespace", "{report:#}");
+    assert_eq!(matched["candidates"][0], serde_json::json!({"level": "exact", "count": 0}));
+    assert_eq!(matched["candidates"][1], serde_json::json!({"level": "trailing-whitespace", "count": 1}));
+    // Item 8: the stray trailing whitespace of the REPLACE lines is not written.
+    assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 2\n");
+    // A hunk placed away from its header's line is reported as relocated.
+    let diff = "```diff\n--- a/app.py\n+++ b/app.py\n@@ -12,2 +12,2 @@\n def main():\n-    print(load('x'))\n+    print(load('y'))\n```\n";
+    let (code, report) = run(&repo, &[], diff);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!((matched["relocated"].as_bool(), matched["stated_line"].as_u64()), (Some(true), Some(12)), "{report:#}");
+}
+
+#[test]
+fn a_hashline_anchor_that_moved_follows_its_unique_hash() {
+    let big: String = (1..=70).map(|i| format!("line {i}\n")).collect();
+    let input = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/corpus/hashline/relocation-follows-each-anchor/input/big.py"
+    ))
+    .unwrap();
+    let reply = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/corpus/hashline/relocation-follows-each-anchor/reply.md"
+    ))
+    .unwrap();
+    let repo = TestRepo::with(&[("big.py", &input), ("other.txt", &big)]);
+    let (code, report) = run(&repo, &["--format", "hashline"], &reply);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!((matched["level"].as_str(), matched["stated_line"].as_u64()), (Some("anchor"), Some(60)), "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("relocated from line 60 to line 61"));
+}
