@@ -233,3 +233,33 @@ fn a_hashline_anchor_that_moved_follows_its_unique_hash() {
     assert_eq!((matched["level"].as_str(), matched["stated_line"].as_u64()), (Some("anchor"), Some(60)), "{report:#}");
     assert!(report["edits"][0]["message"].as_str().unwrap().contains("relocated from line 60 to line 61"));
 }
+
+#[test]
+fn checks_run_under_no_commit_and_dry_run_against_the_new_tree() {
+    let repo = TestRepo::with(&[("util.py", UTIL)]);
+    // The checked tree's objects are written (unreachable; gc prunes them):
+    // everything else of the repository stays as it was.
+    let untouched = |repo: &TestRepo| {
+        let state = repo.state();
+        (state.head, state.index, state.status, state.reachable, state.files)
+    };
+    let before = untouched(&repo);
+    let check = "grep -q 'return 2' util.py";
+    // --dry-run: a "would it pass" answer, nothing written.
+    let (code, report) = run(&repo, &["--dry-run", "--check", check], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"][0]["passed"], true, "{report:#}");
+    assert_eq!(untouched(&repo), before);
+    let (code, report) = run(&repo, &["--dry-run", "--check", "false"], DIFF);
+    assert_eq!((code, report["status"].as_str()), (3, Some("checks-failed")), "{report:#}");
+    assert_eq!(untouched(&repo), before);
+    // --no-commit: a failing check leaves the working tree alone.
+    let (code, _) = run(&repo, &["--no-commit", "--check", "false"], DIFF);
+    assert_eq!(code, 3);
+    assert_eq!(untouched(&repo), before);
+    let (code, report) = run(&repo, &["--no-commit", "--check", check], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"].as_array().unwrap().len(), 1);
+    assert_eq!(String::from_utf8(repo.read("util.py").unwrap()).unwrap(), "def helper():\n    return 2\n");
+    assert_eq!(repo.head(), before.0.trim());
+}

@@ -136,7 +136,24 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
 
     // A partial apply changed something, so it is not "failed, nothing changed".
     let mut exit = if report.status == "failed" { Exit::EditsFailed } else { Exit::Ok };
-    if !changes.is_empty() && !args.dry_run {
+    let checks = [context.config.checks.clone(), args.check.clone()].concat();
+    // Without a commit, checks run on the new tree in the sandbox first:
+    // before the working tree is written, or as a dry run's answer.
+    if !changes.is_empty() && (args.dry_run || args.no_commit) && !checks.is_empty() {
+        let repo = repo.as_ref().ok_or_else(|| {
+            CommandError::usage("--check needs a git repository to run in").hint("run it inside the repository")
+        })?;
+        let head = head.as_ref().expect("a repository has a HEAD");
+        let results = repo.trial_checks(head, &planned, &changes, &checks)?;
+        report.timings.checks_ms = results.iter().fold(0.0, |sum, c| sum + c.millis as f64);
+        if results.iter().all(|c| c.passed) {
+            report.checks = results;
+        } else {
+            report.mark_checks_failed(results);
+            exit = Exit::CheckFailed;
+        }
+    }
+    if !changes.is_empty() && !args.dry_run && exit != Exit::CheckFailed {
         let repo = repo.as_ref().expect("opened unless dry-run");
         let git_started = Instant::now();
         if args.no_commit {
@@ -151,7 +168,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
                 message,
                 format: &format_name,
                 dirty: args.dirty.unwrap_or(context.config.dirty.unwrap_or_default()),
-                checks: &[context.config.checks.clone(), args.check.clone()].concat(),
+                checks: &checks,
                 verify: !args.no_verify,
             };
             let head = head.as_ref().expect("a repository has a HEAD");
@@ -163,8 +180,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
                 }
             }
         }
-        report.timings.checks_ms = report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64);
-        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - report.timings.checks_ms;
+        // Checks run by the commit itself (the trial's were counted above).
+        let in_commit =
+            if args.no_commit { 0.0 } else { report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64) };
+        report.timings.checks_ms += in_commit;
+        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - in_commit;
     }
     report.stats.reply_bytes = reply_bytes;
     report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());

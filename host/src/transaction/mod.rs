@@ -11,6 +11,7 @@ mod journal;
 mod lock;
 mod paths;
 mod sandbox;
+mod trial;
 mod worktree;
 
 use std::collections::BTreeMap;
@@ -413,17 +414,7 @@ impl GitRepo {
             parent = Some(id);
         }
 
-        let mut blobs = BTreeMap::new();
-        for (path, content) in &flat {
-            let entry = match content {
-                Some(content) => Some((
-                    self.repo.blob(content.as_bytes()).map_err(TxError::git)?,
-                    self.executable_in(head.commit, path),
-                )),
-                None => None,
-            };
-            blobs.insert(path.clone(), entry);
-        }
+        let blobs = self.blobs_of(head.commit, &flat)?;
         let tree_id = self.tree_with(parent, &blobs)?;
         fault::point("after-objects");
 
