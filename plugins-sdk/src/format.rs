@@ -139,14 +139,7 @@ pub trait Format: Send + Sync {
         edits: &[ParsedEdit<Self::Op>],
         options: Options<'_>,
     ) -> Vec<Result<Applied, EditFailure>> {
-        edits
-            .iter()
-            .enumerate()
-            .map(|(index, edit)| {
-                workspace.set_current(index);
-                self.apply_edit(workspace, edit, options)
-            })
-            .collect()
+        apply_each(self, workspace, edits, options)
     }
 
     /// What a model should read: by default the plain lines of `ranges`
@@ -159,6 +152,26 @@ pub trait Format: Send + Sync {
     fn lint(&self, _file: &File) -> Vec<Diagnostic> {
         Vec::new()
     }
+}
+
+/// Apply `edits` one by one with [`Format::apply_edit`], in order, each
+/// against the result of the ones before: the default [`Format::apply`],
+/// for overrides that fall back to it. It tells the workspace which edit
+/// is being applied, so [`Workspace::note_match`] reaches the right outcome.
+pub fn apply_each<F: Format + ?Sized>(
+    format: &F,
+    workspace: &mut Workspace,
+    edits: &[ParsedEdit<F::Op>],
+    options: Options<'_>,
+) -> Vec<Result<Applied, EditFailure>> {
+    edits
+        .iter()
+        .enumerate()
+        .map(|(index, edit)| {
+            workspace.set_current(index);
+            format.apply_edit(workspace, edit, options)
+        })
+        .collect()
 }
 
 /// The plugin contract in Rust: exactly what the host calls, with the

@@ -1059,6 +1059,10 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     Ok(Plan { splices, lines, level, trimmed: false, candidates })
 }
 
+/// Where and how one block of [`replace_blocks_at_once`] was placed: its
+/// level, the lines it replaced (as the block saw the file), the report's view.
+pub type Placement = (Level, LineRange, MatchInfo);
+
 /// Replace `blocks` (search, replace) in `content`, each as if applied to
 /// the result of the ones before it, in one pass over the file: what
 /// [`replace_block`] in a loop gives, without rescanning the file per block.
@@ -1075,7 +1079,7 @@ pub fn replace_blocks_at_once(
     content: &str,
     blocks: &[(&str, &str)],
     options: &LadderOptions,
-) -> Option<(String, Vec<(Level, LineRange, MatchInfo)>)> {
+) -> Option<(String, Vec<Placement>)> {
     // Inserted lines take the file's usual ending; with mixed endings an
     // earlier block could change which that is.
     let bytes = content.as_bytes();

@@ -109,9 +109,8 @@ impl Workspace {
         self.matches.insert(index, info);
     }
 
-    /// Say which edit `apply_edit` is about to apply (the default
-    /// `Format::apply` does; an override that calls `apply_edit` must too).
-    pub fn set_current(&mut self, index: usize) {
+    /// Say which edit `apply_edit` is about to apply (`apply_each` does).
+    pub(crate) fn set_current(&mut self, index: usize) {
         self.current = index;
     }
 

@@ -170,14 +170,7 @@ impl Format for EditBlock {
         if let Some(done) = apply_in_one_pass(workspace, edits, options) {
             return done;
         }
-        edits
-            .iter()
-            .enumerate()
-            .map(|(index, edit)| {
-                workspace.set_current(index);
-                self.apply_edit(workspace, edit, options)
-            })
-            .collect()
+        agent_apply_sdk::apply_each(self, workspace, edits, options)
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
