@@ -9,7 +9,9 @@
 pub mod cli;
 pub mod config;
 pub mod limits;
+pub mod parts;
 pub mod registry;
 pub mod report;
 pub mod runtime;
+pub mod suffix;
 pub mod transaction;

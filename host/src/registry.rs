@@ -330,6 +330,30 @@ impl Registry {
         self.detect(reply)
     }
 
+    /// [`Registry::choose`] for a reply that is to be read: when no format
+    /// recognises it, the likeliest one reads it anyway, so a reply with no
+    /// edit gets the same answer ("no edit", exit 1) as under a named format.
+    pub fn choose_reader(
+        &self,
+        flag: Option<&str>,
+        config: &Config,
+        model: Option<&str>,
+        reply: &str,
+    ) -> Result<Chosen, RegistryError> {
+        match self.choose(flag, config, model, reply) {
+            Err(RegistryError::Unrecognised { scores }) if !scores.is_empty() => {
+                let (name, confidence) = &scores[0];
+                let entry = self.find(name)?;
+                Ok(Chosen {
+                    entry: entry.clone(),
+                    instance: self.instantiate(entry)?,
+                    by: ChosenBy::Auto { confidence: *confidence },
+                })
+            }
+            other => other,
+        }
+    }
+
     /// Ask every format how sure it is that `reply` is in it.
     pub fn detect(&self, reply: &str) -> Result<Chosen, RegistryError> {
         let mut scored = Vec::with_capacity(self.entries.len());

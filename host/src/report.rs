@@ -4,7 +4,10 @@
 use std::ops::Range;
 
 use agent_apply_sdk::text::line_count;
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, Outcome, ParseOutput, Severity, SuggestedCommand};
+use agent_apply_sdk::types::{
+    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity,
+    SuggestedCommand,
+};
 use serde::Serialize;
 use similar::TextDiff;
 
@@ -19,6 +22,9 @@ pub struct FormatChoice {
     pub name: String,
     #[serde(flatten)]
     pub chosen_by: ChosenBy,
+    /// Other formats the reply mixed in, whose edits were read too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -112,6 +118,9 @@ impl ParseReport {
 
     pub fn human(&self) -> String {
         let mut out = format!("format: {}\n", self.format.name);
+        if !self.format.also.is_empty() {
+            out += &format!("also read as: {}\n", self.format.also.join(", "));
+        }
         for edit in &self.edits {
             out += &format!(
                 "edit {} {} (reply lines {}-{}): {}\n",
@@ -206,6 +215,10 @@ pub struct EditJson {
     pub applied_path: Option<String>,
     pub lines: Option<LinesJson>,
     pub reply_lines: LinesJson,
+    /// How the edit was placed (ladder level, relocation, retry, candidates
+    /// per level), when its format says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<MatchInfo>,
 }
 
 /// Milliseconds spent in each phase.
@@ -281,13 +294,14 @@ impl ApplyReport {
                 EditJson {
                     index: o.edit as usize + 1,
                     path: edit.path.clone(),
-                    status: o.status.as_str(),
+                    status: edit_status(o),
                     kind: o.kind.map(|k| k.as_str()),
                     message: o.message.clone(),
                     hint: o.hint.clone(),
                     applied_path: o.applied_path.clone(),
                     lines: o.lines.map(|l| LinesJson { start: l.start, end: l.end }),
                     reply_lines: LinesJson { start: edit.span.first_line, end: edit.span.last_line },
+                    matched: o.matched.clone(),
                 }
             })
             .collect();
@@ -373,14 +387,25 @@ impl ApplyReport {
 
     /// Text for the model: what failed and why, the closest real lines,
     /// which edits applied (so they are not resent), and what to send next.
+    /// Never empty when nothing was applied.
     fn reflection_text(&self) -> String {
         let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == "failed").collect();
         let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
         let failed_check = self.checks.iter().find(|c| !c.passed);
         if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
-            return String::new();
+            return match self.status {
+                "unchanged" => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
+                _ => String::new(),
+            };
         }
         let mut out = String::new();
+        if let Some(cut) = errors.iter().find(|d| d.message.starts_with(CUT_OFF)) {
+            return format!(
+                "Your reply was cut off: {}. Nothing of it was applied. Send the edits again from that edit on, \
+                 each complete.\n",
+                &cut.message[CUT_OFF.len()..].trim_start()
+            );
+        }
         for d in &errors {
             let at = d.reply_lines.as_ref().map(|l| format!(" (reply line {})", l.start)).unwrap_or_default();
             out += &format!("Your reply could not be read{at}: {}", d.message);
@@ -423,7 +448,7 @@ impl ApplyReport {
             out += &diagnostic_line(d);
         }
         for e in &self.edits {
-            if e.status == "applied" {
+            if e.status != "failed" {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
                 out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);
@@ -464,6 +489,15 @@ impl ApplyReport {
             }
         }
         out
+    }
+}
+
+/// An edit's status for reports: `applied`, `failed`, or `already-applied`
+/// (the file already held what the edit writes: a retried reply).
+fn edit_status(outcome: &Outcome) -> &'static str {
+    match (outcome.status, outcome.kind) {
+        (EditStatus::Applied, Some(FailureKind::AlreadyApplied)) => "already-applied",
+        (status, _) => status.as_str(),
     }
 }
 

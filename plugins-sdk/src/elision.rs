@@ -1,6 +1,11 @@
 //! Placeholders models write instead of code: `// ... existing code ...`,
 //! `# rest of the file unchanged`, a bare `...`. Writing one into a file would
 //! delete the code it stands for, so formats that take whole text refuse them.
+//!
+//! The one detector every format shares. A placeholder-looking line that also
+//! stands in the original (the file, or the text an edit replaces) is the
+//! file's own content, never an elision: use [`elisions_not_in`] whenever the
+//! original is known.
 
 use crate::text::{lines_with_endings, strip_ending};
 
@@ -17,6 +22,9 @@ const COMMENT_OPENERS: &[&str] = &["//", "#", "--", "/*", "<!--", ";", "%", "*",
 const COMMENT_CLOSERS: &[&str] = &["*/}", "*/", "-->"];
 
 /// Phrases that, at the start of a comment, mean "code left out here".
+/// `same as ...` and `everything else ...` are placeholders only as the
+/// whole comment (see [`WHOLE_COMMENT_PHRASES`]): "Same as above, but
+/// sorted" is a real comment.
 const PLACEHOLDER_PHRASES: &[&str] = &[
     "rest of",
     "existing code",
@@ -33,12 +41,27 @@ const PLACEHOLDER_PHRASES: &[&str] = &[
     "other code",
     "other methods",
     "other functions",
-    "same as before",
-    "same as above",
     "keep existing",
+    "keep everything else",
     "implementation unchanged",
-    "everything else",
+    "remaining functions",
+    "remaining imports",
 ];
+
+/// Phrases that are a placeholder only when nothing but `unchanged`-like
+/// words follow them.
+const WHOLE_COMMENT_PHRASES: &[&str] =
+    &["same as before", "same as above", "everything else", "as before", "unchanged", "snip", "snipped"];
+
+/// Words that may trail a placeholder phrase ("... unchanged", "here").
+const TRAILING_WORDS: &[&str] = &["unchanged", "the same", "as is", "here", "goes here", "omitted", "stays the same"];
+
+/// Words that make a comment a placeholder wherever they stand in it, when
+/// it is short: "remaining functions omitted for brevity".
+const ELIDING_WORDS: &[&str] = &["omitted for brevity", "for brevity", "left out", "elided", "snipped"];
+
+/// A comment this long or longer is prose, whatever it starts with.
+const MAX_PLACEHOLDER_WORDS: usize = 10;
 
 /// The comment text of `line`, if the whole line is one comment.
 fn comment_text(line: &str) -> Option<&str> {
@@ -73,10 +96,23 @@ pub fn is_placeholder(trimmed: &str, after_block_opener: bool) -> bool {
         return false;
     }
     let lower = comment.to_lowercase();
-    let words = lower.trim_start_matches(['.', '…', ' ', '(', '[']);
+    let words = lower.trim_start_matches(['.', '…', ' ', '(', '[', '<']);
+    let bare = words.trim_end_matches(['.', '…', ' ', ')', ']', '>', ':']);
+    if bare.split_whitespace().count() >= MAX_PLACEHOLDER_WORDS {
+        return false;
+    }
     let starts_with_phrase = PLACEHOLDER_PHRASES.iter().any(|p| words.starts_with(p));
-    (is_dots(&lower) && (words.is_empty() || starts_with_phrase || lower.ends_with("...") || lower.ends_with('…')))
+    let whole_phrase = WHOLE_COMMENT_PHRASES.iter().any(|p| {
+        bare.strip_prefix(p).is_some_and(|tail| {
+            let tail = tail.trim_matches([' ', ',', '-']);
+            tail.is_empty() || TRAILING_WORDS.contains(&tail)
+        })
+    });
+    let eliding = ELIDING_WORDS.iter().any(|w| bare.contains(w));
+    (is_dots(&lower) && (words.is_empty() || lower.ends_with("...") || lower.ends_with('…')))
         || starts_with_phrase
+        || whole_phrase
+        || eliding
 }
 
 /// Every placeholder line in `text`.
@@ -94,6 +130,26 @@ pub fn find_elisions(text: &str) -> Vec<Elision> {
         }
         after_block_opener = trimmed.ends_with(':');
     }
+    found
+}
+
+/// The placeholders of `text` that are not content of the original: a line
+/// that also stands (trimmed) among `original` lines is what the file
+/// already holds, a Python `...` stub body or a comment that reads like a
+/// placeholder, and writing it again deletes nothing.
+pub fn elisions_not_in<'o>(text: &str, original: impl IntoIterator<Item = &'o str>) -> Vec<Elision> {
+    let mut found = find_elisions(text);
+    if found.is_empty() {
+        return found;
+    }
+    let mut standing: std::collections::HashSet<String> = found.iter().map(|e| e.text.trim().to_string()).collect();
+    let mut content = std::collections::HashSet::new();
+    for line in original {
+        if let Some(text) = standing.take(line.trim()) {
+            content.insert(text);
+        }
+    }
+    found.retain(|e| !content.contains(e.text.trim()));
     found
 }
 
@@ -116,6 +172,13 @@ mod tests {
             "    # ...",
             "-- ... other functions",
             "{/* ... existing JSX ... */}",
+            "# … (unchanged)",
+            "# [snip]",
+            "# remaining functions omitted for brevity",
+            "# <rest of code>",
+            "# Keep everything else the same",
+            "// same as above",
+            "# everything else unchanged",
         ] {
             assert_eq!(find_elisions(line).len(), 1, "{line:?} is a placeholder");
         }
@@ -131,9 +194,22 @@ mod tests {
             "# TODO: handle errors",
             "// see https://example.com/a...b",
             "..Default::default()",
+            "# Same as above, but sorted by name so the output is stable",
+            "# Same as above, but for the async client.",
+            "# unchanged inputs are skipped by the cache, which keeps the second run fast and cheap",
+            "# unchanged inputs are skipped",
+            "# snippet from the docs",
         ] {
             assert!(find_elisions(line).is_empty(), "{line:?} is code");
         }
+    }
+
+    #[test]
+    fn placeholder_looking_lines_of_the_original_are_content() {
+        let new = "def f() -> int:\n    \"\"\"Doc.\"\"\"\n    ...\n# rest of code\n";
+        assert_eq!(find_elisions(new).len(), 2);
+        let found = elisions_not_in(new, "x: int = ...\n    ...\n".lines());
+        assert_eq!(found.iter().map(|e| e.line).collect::<Vec<_>>(), [4]);
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub trait Format: Send + Sync {
         edits: &[ParsedEdit<Self::Op>],
         options: Options<'_>,
     ) -> Vec<Result<Applied, EditFailure>> {
-        edits.iter().map(|edit| self.apply_edit(workspace, edit, options)).collect()
+        apply_each(self, workspace, edits, options)
     }
 
     /// What a model should read: by default the plain lines of `ranges`
@@ -152,6 +152,26 @@ pub trait Format: Send + Sync {
     fn lint(&self, _file: &File) -> Vec<Diagnostic> {
         Vec::new()
     }
+}
+
+/// Apply `edits` one by one with [`Format::apply_edit`], in order, each
+/// against the result of the ones before: the default [`Format::apply`],
+/// for overrides that fall back to it. It tells the workspace which edit
+/// is being applied, so [`Workspace::note_match`] reaches the right outcome.
+pub fn apply_each<F: Format + ?Sized>(
+    format: &F,
+    workspace: &mut Workspace,
+    edits: &[ParsedEdit<F::Op>],
+    options: Options<'_>,
+) -> Vec<Result<Applied, EditFailure>> {
+    edits
+        .iter()
+        .enumerate()
+        .map(|(index, edit)| {
+            workspace.set_current(index);
+            format.apply_edit(workspace, edit, options)
+        })
+        .collect()
 }
 
 /// The plugin contract in Rust: exactly what the host calls, with the
@@ -233,6 +253,9 @@ impl<F: Format> Plugin for F {
                     kind: None,
                     message: applied.message,
                     hint: None,
+                    matched: workspace
+                        .take_match(index)
+                        .map(|m| MatchInfo { retried: applied.applied_path.is_some(), ..m }),
                     applied_path: applied.applied_path,
                     lines: applied.lines,
                 },
@@ -244,6 +267,7 @@ impl<F: Format> Plugin for F {
                     hint: failure.hint,
                     applied_path: None,
                     lines: failure.lines,
+                    matched: None,
                 },
             })
             .collect();

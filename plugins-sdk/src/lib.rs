@@ -29,7 +29,7 @@
 //!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
 //! - [`hunk`]: diff-style hunks placed with the ladder, context kept
 //!   byte for byte, added lines re-indented ([`hunk::hunk_splices`]);
-//! - [`fence`], [`elision`], [`paths`], [`source`], [`view`]: fenced blocks,
+//! - [`fence`], [`elision`], [`markers`], [`paths`], [`source`], [`view`]: fenced blocks,
 //!   `... existing code ...` placeholders, paths named in prose, reply spans,
 //!   numbered views;
 //! - [`json`]: the JSON values of a reply (a JSON reply, JSON Lines, fenced
@@ -62,6 +62,7 @@ mod format;
 pub mod fuzzing;
 pub mod hunk;
 pub mod json;
+pub mod markers;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
@@ -75,7 +76,7 @@ pub mod types;
 pub mod view;
 mod workspace;
 
-pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
+pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_each};
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.

@@ -27,10 +27,10 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::elision::{find_elisions, is_placeholder};
+use crate::elision::{elisions_not_in, is_placeholder};
 use crate::format::EditFailure;
 use crate::text::{TextStyle, lines_with_endings, split_bom, strip_ending};
-use crate::types::{FailureKind, LineRange};
+use crate::types::{FailureKind, LevelCount, LineRange, MatchInfo};
 
 /// How far a match had to bend to be found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -720,6 +720,27 @@ pub struct Replaced {
     pub level: Level,
     /// The lines replaced, in the file as it was (1-based).
     pub lines: LineRange,
+    /// Each level tried, in order, with how many places it found.
+    pub candidates: Vec<(Level, usize)>,
+}
+
+impl Replaced {
+    /// How the block was placed, for the report.
+    pub fn match_info(&self) -> MatchInfo {
+        ladder_match(self.level, &self.candidates)
+    }
+}
+
+/// A ladder match for the report: the level that placed a block and the
+/// places each level tried found.
+pub fn ladder_match(level: Level, candidates: &[(Level, usize)]) -> MatchInfo {
+    MatchInfo {
+        candidates: candidates
+            .iter()
+            .map(|(level, count)| LevelCount { level: level.as_str().into(), count: *count as u32 })
+            .collect(),
+        ..MatchInfo::at(level.as_str())
+    }
 }
 
 /// One planned change of a line range of the file.
@@ -741,6 +762,15 @@ impl Splice {
     }
 }
 
+/// A new line as written into a file where its block matched at `level`.
+/// Unless the match was exact, the model did not copy the file's
+/// whitespace, so trailing whitespace on its new lines is a stray, not
+/// meant, and is dropped. One rule for every format: the ladder and
+/// udiff's hunks both write new lines through it.
+pub fn written_line(line: &str, level: Level) -> &str {
+    if level == Level::Exact { line } else { line.trim_end_matches([' ', '\t']) }
+}
+
 fn make_splice(
     start: usize,
     end: usize,
@@ -748,18 +778,24 @@ fn make_splice(
     last: &[&str],
     replace: &[&str],
     reindent: &Reindent,
+    level: Level,
 ) -> Splice {
     let region = end - start;
-    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| a == b).count().min(region).min(replace.len());
+    // A line the replacement keeps (equal as written) keeps the file's bytes.
+    let same = |a: &&&str, b: &&&str| written_line(a, level) == written_line(b, level);
+    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| same(a, b)).count().min(region).min(replace.len());
     let keep_suffix = last
         .iter()
         .rev()
         .zip(replace.iter().rev())
-        .take_while(|(a, b)| a == b)
+        .take_while(|(a, b)| same(a, b))
         .count()
         .min(region - keep_prefix)
         .min(replace.len() - keep_prefix);
-    let middle = replace[keep_prefix..replace.len() - keep_suffix].iter().map(|l| reindent.apply(l)).collect();
+    let middle = replace[keep_prefix..replace.len() - keep_suffix]
+        .iter()
+        .map(|l| reindent.apply(written_line(l, level)))
+        .collect();
     Splice { start, end, keep_prefix, keep_suffix, middle }
 }
 
@@ -771,12 +807,12 @@ fn render(content: &str, splices: &[Splice]) -> String {
 }
 
 /// A replacement that leaves code out: a placeholder line (`// ... existing
-/// code ...`) that the block being replaced does not have. Written into the
-/// file, it would delete the lines it stands for.
-pub fn elided_replacement(search: &[&str], replace: &[&str]) -> Option<EditFailure> {
+/// code ...`) that neither the block being replaced nor the rest of the file
+/// has (a `.pyi` stub's `...` is the file's own). Written into the file, it
+/// would delete the lines it stands for.
+pub fn elided_replacement(search: &[&str], replace: &[&str], file: &[&str]) -> Option<EditFailure> {
     let text = joined_lines(replace);
-    let known: std::collections::HashSet<&str> = search.iter().map(|l| l.trim()).collect();
-    let elision = find_elisions(&text).into_iter().find(|e| !known.contains(e.text.trim()))?;
+    let elision = elisions_not_in(&text, search.iter().chain(file).copied()).into_iter().next()?;
     Some(
         EditFailure::new(
             FailureKind::Forbidden,
@@ -889,13 +925,22 @@ fn plan_elision(
     let reindent = Reindent::infer(pairs);
     let range = LineRange::new(first.start as u32 + 1, last.end as u32);
     if rpieces.len() == 1 {
-        let splice = make_splice(first.start, last.end, &spieces[first_i], &spieces[last_i], replace, &reindent);
+        let splice =
+            make_splice(first.start, last.end, &spieces[first_i], &spieces[last_i], replace, &reindent, Level::Elision);
         return Ok(Some((vec![splice], range)));
     }
     let mut splices = Vec::new();
     for (i, m) in found.iter().enumerate() {
         match m {
-            Some(m) => splices.push(make_splice(m.start, m.end, &spieces[i], &spieces[i], &rpieces[i], &reindent)),
+            Some(m) => splices.push(make_splice(
+                m.start,
+                m.end,
+                &spieces[i],
+                &spieces[i],
+                &rpieces[i],
+                &reindent,
+                Level::Elision,
+            )),
             None if rpieces[i].is_empty() => {}
             None => {
                 return Err(EditFailure::new(
@@ -927,7 +972,12 @@ pub fn replace_block(
 ) -> Result<Replaced, EditFailure> {
     let hay = Haystack::of(content);
     let plan = plan_block(&hay, &block_lines(search), &block_lines(replace), options)?;
-    Ok(Replaced { content: render(content, &plan.splices), level: plan.level, lines: plan.lines })
+    Ok(Replaced {
+        content: render(content, &plan.splices),
+        level: plan.level,
+        lines: plan.lines,
+        candidates: plan.candidates,
+    })
 }
 
 /// Where and how one block changes the file, before anything is written.
@@ -937,38 +987,42 @@ struct Plan {
     level: Level,
     /// Found only once blank lines at the block's edges were dropped.
     trimmed: bool,
+    /// Each level tried, with the places it found.
+    candidates: Vec<(Level, usize)>,
 }
 
 fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOptions) -> Result<Plan, EditFailure> {
     if s.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
-    if let Some(failure) = elided_replacement(s, r) {
+    if let Some(failure) = elided_replacement(s, r, hay.lines()) {
         return Err(failure);
     }
     let n = hay.len();
     let mut deferred: Option<EditFailure> = None;
     let mut plan: Option<(Vec<Splice>, LineRange, Level)> = None;
+    let mut candidates: Vec<(Level, usize)> = Vec::new();
     for level in LINE_LEVELS {
         if level == Level::Unicode && options.elision {
             match plan_elision(hay, s, r) {
                 Ok(Some((splices, range))) => {
+                    candidates.push((Level::Elision, 1));
                     plan = Some((splices, range, Level::Elision));
                     break;
                 }
-                Ok(None) => {}
+                Ok(None) => candidates.push((Level::Elision, 0)),
                 Err(failure) if failure.kind == FailureKind::Ambiguous => return Err(failure),
                 // Maybe the `...` lines are real text that only folding finds.
                 Err(failure) => deferred = Some(failure),
             }
         }
         match find_at(hay, s, 0..n, level) {
-            None => continue,
+            None | Some(Err(MatchError::NotFound)) => candidates.push((level, 0)),
             Some(Err(MatchError::Ambiguous { level, starts })) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
-            Some(Err(MatchError::NotFound)) => continue,
             Some(Ok(m)) => {
+                candidates.push((level, 1));
                 plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), level));
                 break;
             }
@@ -979,12 +1033,13 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     {
         match fuzzy_find(hay, s, 0..n, min, options.fuzzy_margin) {
             Ok(m) => {
+                candidates.push((Level::Fuzzy, 1));
                 plan = Some((single_splice(hay, s, r, m), LineRange::new(m.start as u32 + 1, m.end as u32), m.level))
             }
             Err(MatchError::Ambiguous { level, starts }) => {
                 return Err(ambiguous_failure(level, &starts, s.len()));
             }
-            Err(MatchError::NotFound) => {}
+            Err(MatchError::NotFound) => candidates.push((Level::Fuzzy, 0)),
         }
     }
     let Some((splices, lines, level)) = plan else {
@@ -1001,8 +1056,12 @@ fn plan_block(hay: &Haystack<'_>, s: &[&str], r: &[&str], options: &LadderOption
     if let Some(failure) = already_applied_around(hay, s, r, lines) {
         return Err(failure);
     }
-    Ok(Plan { splices, lines, level, trimmed: false })
+    Ok(Plan { splices, lines, level, trimmed: false, candidates })
 }
+
+/// Where and how one block of [`replace_blocks_at_once`] was placed: its
+/// level, the lines it replaced (as the block saw the file), the report's view.
+pub type Placement = (Level, LineRange, MatchInfo);
 
 /// Replace `blocks` (search, replace) in `content`, each as if applied to
 /// the result of the ones before it, in one pass over the file: what
@@ -1020,7 +1079,7 @@ pub fn replace_blocks_at_once(
     content: &str,
     blocks: &[(&str, &str)],
     options: &LadderOptions,
-) -> Option<(String, Vec<(Level, LineRange)>)> {
+) -> Option<(String, Vec<Placement>)> {
     // Inserted lines take the file's usual ending; with mixed endings an
     // earlier block could change which that is.
     let bytes = content.as_bytes();
@@ -1069,7 +1128,8 @@ pub fn replace_blocks_at_once(
             i &= i - 1;
         }
         let at = |line: u32| (line as isize + shift) as u32;
-        outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end))));
+        let matched = ladder_match(plan.level, &plan.candidates);
+        outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end)), matched));
         let delta = plan.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (end - start) as isize;
         let mut i = rank[start] + 1;
         while i < grown.len() {
@@ -1113,7 +1173,7 @@ fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> V
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
         _ => Reindent::infer(s.iter().copied().zip(hay.lines[m.start..m.end].iter().copied())),
     };
-    vec![make_splice(m.start, m.end, s, s, r, &reindent)]
+    vec![make_splice(m.start, m.end, s, s, r, &reindent, m.level)]
 }
 
 fn same_lines(a: &[&str], b: &[&str]) -> bool {
@@ -1311,7 +1371,7 @@ mod tests {
         let blocks = [("b\n", "B1\nB2\nB3\n"), ("    h\n", "H\n"), ("k\n", "")];
         let (out, outcomes) = replace_blocks_at_once(content, &blocks, &LadderOptions::default()).expect("one pass");
         assert_eq!(out, "a\nB1\nB2\nB3\nc\nd\ne\nf\ng\nH\ni\nj\nl\n");
-        let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l)| (l.start, l.end)).collect();
+        let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l, _)| (l.start, l.end)).collect();
         assert_eq!(lines, [(2, 2), (10, 10), (13, 13)], "line 11 is line 13 once block 1 added two lines");
         assert_eq!(outcomes[1].0, Level::LeadingWhitespace);
         // A block whose text an earlier block writes is left to the one-by-one path.
@@ -1342,7 +1402,7 @@ mod tests {
             let options = LadderOptions::default();
             if let Some((at_once, outcomes)) = replace_blocks_at_once(&content, &pairs, &options) {
                 let mut current = content.clone();
-                for ((search, replace), (level, lines)) in pairs.iter().zip(&outcomes) {
+                for ((search, replace), (level, lines, _)) in pairs.iter().zip(&outcomes) {
                     let done = replace_block(&current, search, replace, &options);
                     prop_assert!(done.is_ok(), "one by one failed where one pass applied: {:?}", done);
                     let done = done.unwrap();

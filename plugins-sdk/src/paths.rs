@@ -19,8 +19,25 @@ const BARE_FILE_NAMES: &[&str] = &[
     "Vagrantfile",
     "Jenkinsfile",
     "LICENSE",
+    "LICENCE",
+    "COPYING",
+    "NOTICE",
+    "AUTHORS",
+    "CONTRIBUTORS",
+    "CHANGELOG",
+    "VERSION",
     "README",
     "CODEOWNERS",
+    "OWNERS",
+    "Brewfile",
+    "Podfile",
+    "Pipfile",
+    "Caddyfile",
+    "Tiltfile",
+    "Snakefile",
+    "Earthfile",
+    "BUILD",
+    "WORKSPACE",
 ];
 
 /// Whether `s` reads as a relative or absolute file path rather than a word,
@@ -39,6 +56,24 @@ pub fn looks_like_path(s: &str) -> bool {
     let name = s.rsplit(['/', '\\']).next().unwrap_or(s);
     let has_extension = name.rfind('.').is_some_and(|dot| dot + 1 < name.len());
     has_extension || s.contains('/') || BARE_FILE_NAMES.contains(&name)
+}
+
+/// Whether `line` names `core` as a file on purpose: in backticks or bold,
+/// or after a `File:` label, so an extensionless name (`run-tests`,
+/// `Taskfile`) is a path there.
+fn named_clearly(line: &str, core: &str) -> bool {
+    let line = line.trim().trim_end_matches(':');
+    let lower = line.to_ascii_lowercase();
+    [format!("`{core}`"), format!("**{core}**"), format!("**`{core}`**")].iter().any(|q| line.ends_with(q.as_str()))
+        || ["file:", "filename:", "path:"].iter().any(|label| lower.starts_with(label))
+}
+
+/// A bare file name: letters, digits, `-`, `_`, `.`, not all digits.
+fn is_file_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 255
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && s.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 /// `./a/b` → `a/b`, `a\b` → `a/b`.
@@ -62,7 +97,7 @@ pub fn path_from_line(line: &str) -> Option<String> {
             core = core[label.len()..].trim_start_matches(decoration);
         }
     }
-    if looks_like_path(core) {
+    if looks_like_path(core) || (named_clearly(line, core) && is_file_name(core)) {
         return Some(normalize(core));
     }
     // Prose: the last path in backticks or bold, else (when the line
@@ -184,5 +219,20 @@ mod tests {
         assert_eq!(path_before(text, text.find("```").unwrap()).as_deref(), Some("src/a.rs"));
         let text = "src/a.rs\nSome prose here\n```\n";
         assert_eq!(path_before(text, text.find("```").unwrap()), None);
+    }
+}
+
+#[cfg(test)]
+mod bare_names {
+    use super::*;
+
+    #[test]
+    fn extensionless_files_are_paths_when_named_clearly() {
+        for line in ["Makefile", "NOTICE", "`run-tests`:", "**Taskfile**", "File: Taskfile"] {
+            assert!(path_from_line(line).is_some(), "{line:?}");
+        }
+        for line in ["Explanation", "Done:", "Next", "`42`"] {
+            assert_eq!(path_from_line(line), None, "{line:?}");
+        }
     }
 }

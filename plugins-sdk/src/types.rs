@@ -4,8 +4,8 @@
 //! every field.
 
 pub use crate::bindings::agent_apply::format::types::{
-    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LineRange, OptionDoc,
-    OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
+    ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LevelCount, LineRange, MatchInfo,
+    OptionDoc, OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
 };
 
 impl FailureKind {
@@ -57,7 +57,24 @@ impl LineRange {
     }
 }
 
+/// How the message of a diagnostic about a cut-off reply begins. A model
+/// that hits its output limit stops mid-edit; the host then applies nothing
+/// of the reply (not even with `--partial`) and asks for the rest of it.
+pub const CUT_OFF: &str = "the reply is cut off";
+
 impl Diagnostic {
+    /// An error: the reply ends inside the edit at `span` (`inside` says
+    /// where, e.g. "inside the code block for src/a.py").
+    pub fn cut_off(inside: impl std::fmt::Display, span: Option<Span>) -> Self {
+        Diagnostic::error(format!("{CUT_OFF} {inside}"), span)
+            .with_hint("the reply ends in the middle of this edit; send this edit and every edit after it again")
+    }
+
+    /// Whether this is a [`Diagnostic::cut_off`] error.
+    pub fn is_cut_off(&self) -> bool {
+        self.severity == Severity::Error && self.message.starts_with(CUT_OFF)
+    }
+
     /// An error about the reply at `span`.
     pub fn error(message: impl Into<String>, span: Option<Span>) -> Self {
         Diagnostic { severity: Severity::Error, message: message.into(), hint: None, span, path: None, lines: None }
@@ -88,6 +105,20 @@ impl Change {
             Change::Delete(path) => path,
             Change::Rename(renamed) => &renamed.to,
         }
+    }
+}
+
+impl MatchInfo {
+    /// Placed by `level`, where the edit said, on the file it named.
+    pub fn at(level: impl Into<String>) -> Self {
+        MatchInfo { level: level.into(), relocated: false, stated_line: None, retried: false, candidates: Vec::new() }
+    }
+
+    /// The same, placed away from `stated_line`, the line the edit named.
+    pub fn relocated_from(mut self, stated_line: u32) -> Self {
+        self.relocated = true;
+        self.stated_line = Some(stated_line);
+        self
     }
 }
 

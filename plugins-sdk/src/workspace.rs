@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::types::{Change, File, Renamed};
+use crate::types::{Change, File, MatchInfo, Renamed};
 
 /// A file's state. Its original content is kept only once it is replaced
 /// (moved, not copied: files can be megabytes, and in a wasm plugin every
@@ -35,6 +35,10 @@ impl Entry {
 pub struct Workspace {
     files: BTreeMap<String, Entry>,
     renames: Vec<(String, String)>,
+    /// How each edit was placed, by its index in the reply's edits.
+    matches: BTreeMap<usize, MatchInfo>,
+    /// The edit `Format::apply_edit` is applying, for [`Workspace::note_match`].
+    current: usize,
 }
 
 impl Workspace {
@@ -44,7 +48,7 @@ impl Workspace {
             .into_iter()
             .map(|f| (f.path, Entry { existed: true, replaced: None, current: Some(f.content) }))
             .collect();
-        Workspace { files, renames: Vec::new() }
+        Workspace { files, renames: Vec::new(), matches: BTreeMap::new(), current: 0 }
     }
 
     /// The current content of `path`, or `None` if it does not exist.
@@ -91,6 +95,28 @@ impl Workspace {
         self.write(to, content);
         self.renames.push((from.to_string(), to.to_string()));
         Ok(())
+    }
+
+    /// Say how the edit being applied (by `Format::apply_edit`) was placed:
+    /// the report shows it so a harness can audit risky matches. Formats
+    /// that override `Format::apply` use [`Workspace::note_match_of`].
+    pub fn note_match(&mut self, info: MatchInfo) {
+        self.matches.insert(self.current, info);
+    }
+
+    /// Say how edit `index` (in the reply's order) was placed.
+    pub fn note_match_of(&mut self, index: usize, info: MatchInfo) {
+        self.matches.insert(index, info);
+    }
+
+    /// Say which edit `apply_edit` is about to apply (`apply_each` does).
+    pub(crate) fn set_current(&mut self, index: usize) {
+        self.current = index;
+    }
+
+    /// How edit `index` was placed, if its format said.
+    pub(crate) fn take_match(&mut self, index: usize) -> Option<MatchInfo> {
+        self.matches.remove(&index)
     }
 
     /// The net changes: one per path whose content changed, renames kept as

@@ -249,6 +249,9 @@ impl Format for Compact {
             let ops: Vec<(usize, &RangeEdit)> = indexes.iter().map(|&i| (i, &edits[i].op)).collect();
             let (new_content, outcomes) = apply_file(path, content, &ops, &settings);
             for (i, outcome) in outcomes {
+                if outcome.is_ok() {
+                    workspace.note_match_of(i, MatchInfo::at("line-numbers"));
+                }
                 results[i] = Some(outcome);
             }
             if let Some(new_content) = new_content {
@@ -490,6 +493,16 @@ fn apply_file(
             standing.clear();
         }
     }
+
+    // A replacement that leaves code out (a placeholder the file does not
+    // have) is refused: the SDK's rule for every format.
+    standing.retain(|&(i, op)| {
+        let old = lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
+        let new: Vec<&str> = op.lines.iter().map(String::as_str).collect();
+        let Some(failure) = agent_apply_sdk::matching::elided_replacement(old, &new, &lines) else { return true };
+        failed.push((i, EditFailure { message: format!("{} on {path}: {}", op.label(), failure.message), ..failure }));
+        false
+    });
 
     // 6. Apply, one forward pass over the original lines (the same as
     // applying the sorted edits from the bottom up).

@@ -188,6 +188,11 @@ impl Builder<'_> {
         self.parsed.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(hint));
     }
 
+    fn cut_off(&mut self, inside: String, start: usize, end: usize) {
+        let span = self.map.span(start, end);
+        self.parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
+    }
+
     fn line_of(&self, offset: usize) -> u32 {
         self.map.line_of(offset)
     }
@@ -291,11 +296,11 @@ pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
 fn fenced_with_header(b: &mut Builder<'_>, header: Header, start: usize, block: &Fence<'_>) {
     let header_line = b.line_of(start);
     if !block.closed {
-        let message = format!(
-            "reply line {header_line}: the code block for `{}:{}-{}` is never closed",
+        let inside = format!(
+            "inside the code block for `{}:{}-{}` (reply line {header_line}): it has no closing fence",
             header.path, header.range.start, header.range.end
         );
-        b.error(message, "end the replacement lines with a closing fence line (```)", start, block.end);
+        b.cut_off(inside, start, block.end);
         return;
     }
     let mut range = header.range;
@@ -319,8 +324,11 @@ fn standalone_block(b: &mut Builder<'_>, block: &Fence<'_>, edit_file: Option<&s
     match info_range(block.info) {
         Some(Ok(info)) => {
             if !block.closed {
-                let message = format!("reply line {reply_line}: the code block `{}` is never closed", block.info);
-                b.error(message, "end the replacement lines with a closing fence line (```)", block.start, block.end);
+                let inside = format!(
+                    "inside the code block `{}` (reply line {reply_line}): it has no closing fence",
+                    block.info
+                );
+                b.cut_off(inside, block.start, block.end);
                 return;
             }
             let path = info.path.or_else(|| path_before(b.reply, block.start)).or_else(|| edit_file.map(normalize));

@@ -275,7 +275,7 @@ fn parse_errors_say_where_and_what_to_do() {
     assert!(e[0].message.contains("reply line 2") && e[0].message.contains("ends before it starts"));
     assert!(e[0].hint.is_some());
     let parsed = parse("a.txt:1-2\n```\nunclosed\n");
-    assert!(errors(&parsed)[0].message.contains("never closed"));
+    assert!(errors(&parsed)[0].message.contains("the reply is cut off inside the code block"));
     let parsed = parse("a.txt:1-2\n```py:3:4\nx\n```\n");
     assert!(errors(&parsed)[0].message.contains("info string"));
     let parsed = parse("Run:\n```bash\ncargo test\n```\n```python\nx = 1\n```\n");

@@ -142,6 +142,7 @@ impl Format for EditBlock {
             Some(content) => match apply_block(content, block, &ladder) {
                 Ok((new, replaced)) => {
                     workspace.write(path, new);
+                    workspace.note_match(replaced.match_info());
                     return Ok(replaced_lines(&label, path, replaced.level, replaced.lines));
                 }
                 Err(failure) => failure,
@@ -169,7 +170,7 @@ impl Format for EditBlock {
         if let Some(done) = apply_in_one_pass(workspace, edits, options) {
             return done;
         }
-        edits.iter().map(|edit| self.apply_edit(workspace, edit, options)).collect()
+        agent_apply_sdk::apply_each(self, workspace, edits, options)
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
@@ -272,7 +273,8 @@ fn apply_in_one_pass(
         let blocks: Vec<(&str, &str)> =
             mine.iter().map(|&i| (edits[i].op.search.as_str(), edits[i].op.replace.as_str())).collect();
         let (content, outcomes) = replace_blocks_at_once(workspace.read(path)?, &blocks, &ladder)?;
-        for (&i, (level, lines)) in mine.iter().zip(outcomes) {
+        for (&i, (level, lines, matched)) in mine.iter().zip(outcomes) {
+            workspace.note_match_of(i, matched);
             results[i] = Some(Ok(replaced_lines(&label(&edits[i].op), path, level, lines)));
         }
         contents.push((path, content));
@@ -399,6 +401,7 @@ fn retry_elsewhere(
         1 => {
             let (other, new, replaced) = hits.pop().expect("one");
             workspace.write(&other, new);
+            workspace.note_match(MatchInfo { retried: true, ..replaced.match_info() });
             Ok(Some(Applied {
                 message: format!(
                     "{label}: the SEARCH text is not in {path}, so it was applied to {other} instead, where it matches once (lines {}-{}{})",

@@ -114,7 +114,7 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
                     // The previous block never ended; report it and start over here.
                     let block = pending.take().expect("pending");
                     block_number += 1;
-                    unterminated(&mut parsed, &map, &block, block_number, Some(index + 1));
+                    unterminated(&mut parsed, &map, &block, block_number, Some(index + 1), false);
                     floor = index;
                     continue;
                 }
@@ -192,7 +192,14 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
     }
     if let Some(block) = pending.take() {
         block_number += 1;
-        unterminated(&mut parsed, &map, &block, block_number, None);
+        // A block whose fence closed only lacks its marker; one that runs to
+        // the end of the reply with its fence open was cut off.
+        let fence_closed = fence_open.as_ref().is_some_and(|open| {
+            let last = block.body.iter().rev().find(|l| !l.trim().is_empty());
+            last.and_then(|l| fence(l))
+                .is_some_and(|(ch, len, info)| ch == open.ch && len >= open.len && info.is_empty())
+        });
+        unterminated(&mut parsed, &map, &block, block_number, None, !fence_closed);
     }
     parsed
 }
@@ -277,7 +284,14 @@ fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usiz
     });
 }
 
-fn unterminated(parsed: &mut Parsed<Block>, map: &SourceMap, block: &Pending, number: usize, next: Option<usize>) {
+fn unterminated(
+    parsed: &mut Parsed<Block>,
+    map: &SourceMap,
+    block: &Pending,
+    number: usize,
+    next: Option<usize>,
+    cut_off: bool,
+) {
     let end = match next {
         Some(line) => map.line_start(line as u32),
         None => map.line_start(u32::MAX),
@@ -288,6 +302,11 @@ fn unterminated(parsed: &mut Parsed<Block>, map: &SourceMap, block: &Pending, nu
         None => "before the end of the reply".to_string(),
     };
     let path = block.path.as_deref().map(|p| format!(" for {p}")).unwrap_or_default();
+    if cut_off {
+        let inside = format!("inside block {number}{path} (reply line {}): it has no {expected}", block.marker_line);
+        parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(map.span(block.start, end))));
+        return;
+    }
     parsed.diagnostics.push(
         Diagnostic::error(
             format!(

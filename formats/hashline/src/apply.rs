@@ -139,6 +139,8 @@ struct Plan {
     new: Vec<String>,
     notes: Vec<String>,
     what: String,
+    /// How it was placed, for the report.
+    matched: MatchInfo,
 }
 
 impl Plan {
@@ -162,9 +164,16 @@ enum Planned {
     Failed(EditFailure),
 }
 
+/// An anchored edit's placement: relocated when its hash was found at
+/// another line than it named.
+fn anchor_match(anchor: &Anchor, moved: bool) -> MatchInfo {
+    let at = MatchInfo::at("anchor");
+    if moved { at.relocated_from(anchor.line) } else { at }
+}
+
 fn moved_note(anchor: &Anchor, line: u32) -> String {
     let (dir, by) = if line > anchor.line { ("down", line - anchor.line) } else { ("up", anchor.line - line) };
-    format!("anchor {anchor} moved to line {line} ({by} {dir}, where its hash is now)")
+    format!("anchor {anchor} relocated from line {} to line {line} ({by} {dir}, where its hash is now)", anchor.line)
 }
 
 fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings) -> Planned {
@@ -178,6 +187,7 @@ fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings)
                 new: new_text.clone(),
                 notes: if moved { vec![moved_note(anchor, line)] } else { Vec::new() },
                 what: if new_text.is_empty() { format!("deleted line {line}") } else { format!("set line {line}") },
+                matched: anchor_match(anchor, moved),
             }),
             Resolved::Stale(s) => Planned::Stale(vec![s]),
             Resolved::Bad(f) => Planned::Failed(f),
@@ -189,6 +199,7 @@ fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings)
                 end: line as usize,
                 new: text.clone(),
                 notes: if moved { vec![moved_note(anchor, line)] } else { Vec::new() },
+                matched: anchor_match(anchor, moved),
                 what: if line == 0 {
                     format!("inserted {} line(s) at the start", text.len())
                 } else {
@@ -212,10 +223,11 @@ fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings)
                 (Resolved::Stale(x), _) | (_, Resolved::Stale(x)) => return Planned::Stale(vec![x]),
                 (Resolved::At { line: x, moved: mx }, Resolved::At { line: y, moved: my }) => ((x, mx), (y, my)),
             };
-            let (ds, de) = (sa.0 as i64 - start.line as i64, sb.0 as i64 - end.line as i64);
-            if ds != de {
+            // Each anchor follows its hash (unique in its window) on its own;
+            // only anchors that would cross are refused.
+            if sa.0 > sb.0 {
                 let reason = format!(
-                    "its anchors would move by different amounts ({start} to line {}, {end} to line {}), which would change the range's length",
+                    "its anchors were relocated past each other ({start} to line {}, {end} to line {})",
                     sa.0, sb.0
                 );
                 let w = settings.window;
@@ -244,6 +256,7 @@ fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings)
                 end: sb.0 as usize,
                 new: new_text.clone(),
                 notes,
+                matched: if sa.1 { anchor_match(start, true) } else { anchor_match(end, sb.1) },
                 what: if new_text.is_empty() {
                     format!("deleted lines {}-{}", sa.0, sb.0)
                 } else {
@@ -269,6 +282,7 @@ fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings)
                         end: e,
                         new,
                         notes,
+                        matched: replaced.match_info(),
                         what: format!("replaced lines {s}-{e} (found by old_text)"),
                     })
                 }
@@ -288,16 +302,25 @@ pub fn apply_to_file(
     content: &str,
     edits: &[(usize, &HashEdit)],
     settings: &Settings,
-) -> (Vec<EditResult>, Option<String>) {
+) -> (Vec<EditResult>, Option<String>, Vec<(usize, MatchInfo)>) {
     let snap = Snapshot::new(content);
     let mut results: HashMap<usize, Result<Applied, EditFailure>> = HashMap::new();
+    let mut matches: Vec<(usize, MatchInfo)> = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
     let mut stale: Vec<(usize, Vec<Stale>)> = Vec::new();
     let by_index: HashMap<usize, &HashEdit> = edits.iter().map(|&(i, e)| (i, e)).collect();
     let label = |i: usize| by_index.get(&i).map(|e| e.label.clone()).unwrap_or_default();
     for &(index, edit) in edits {
         match plan(&snap, index, edit, settings) {
-            Planned::Ok(p) => plans.push(p),
+            Planned::Ok(p) => match elided(&snap, &p) {
+                Some(f) => {
+                    results.insert(
+                        index,
+                        Err(EditFailure { message: format!("{} on {path}: {}", edit.label, f.message), ..f }),
+                    );
+                }
+                None => plans.push(p),
+            },
             Planned::Stale(s) => stale.push((index, s)),
             Planned::Failed(f) => {
                 let message = format!("{} on {path}: {}", edit.label, f.message);
@@ -437,6 +460,7 @@ pub fn apply_to_file(
         if by_index.get(&p.index).is_some_and(|e| e.stripped_prefixes) {
             message.push_str("; copied `N:hh|` prefixes were removed from its text");
         }
+        matches.push((p.index, p.matched.clone()));
         results.insert(p.index, Ok(Applied { message, lines: Some(p.lines()), applied_path: None }));
         if !same {
             changes.push(p);
@@ -446,7 +470,14 @@ pub fn apply_to_file(
     let new_content = (!changes.is_empty()).then(|| splice(&snap, content, changes));
     let mut out: Vec<EditResult> = results.into_iter().collect();
     out.sort_by_key(|(i, _)| *i);
-    (out, new_content)
+    (out, new_content, matches)
+}
+
+/// New lines that leave code out (a placeholder the file does not have):
+/// the SDK's rule for every format.
+fn elided(snap: &Snapshot<'_>, p: &Plan) -> Option<EditFailure> {
+    let new: Vec<&str> = p.new.iter().map(String::as_str).collect();
+    agent_apply_sdk::matching::elided_replacement(&snap.lines[p.start..p.end], &new, &snap.lines)
 }
 
 fn range_or_gap(p: &Plan) -> String {

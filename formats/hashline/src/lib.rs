@@ -268,7 +268,10 @@ impl Format for Hashline {
                     String::new()
                 }
             };
-            let (outcomes, new_content) = apply::apply_to_file(path, &content, &group, &settings);
+            let (outcomes, new_content, matches) = apply::apply_to_file(path, &content, &group, &settings);
+            for (i, matched) in matches {
+                workspace.note_match_of(i, matched);
+            }
             for (i, outcome) in outcomes {
                 results[i] = Some(outcome);
             }

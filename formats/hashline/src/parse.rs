@@ -200,6 +200,12 @@ impl<'r> Reader<'r> {
         self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(hint));
     }
 
+    fn cut_off(&mut self, start: usize, end: usize, inside: &str) {
+        let span = self.map.span(start, end);
+        let inside = format!("{inside} (reply line {}): the JSON ends before it is complete", span.first_line);
+        self.out.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
+    }
+
     /// A top-level JSON value: an edit object, or an array of them.
     fn value(&mut self, raw: &'r RawValue, strict: bool, depth: usize) {
         let text = raw.get();
@@ -292,7 +298,7 @@ impl<'r> Reader<'r> {
     }
 
     /// Every JSON value in a fenced block's body.
-    fn fence_body(&mut self, body: &'r str, strict: bool) {
+    fn fence_body(&mut self, body: &'r str, strict: bool, closed: bool) {
         let mut stream = serde_json::Deserializer::from_str(body).into_iter::<&'r RawValue>();
         loop {
             let at = stream.byte_offset();
@@ -303,7 +309,12 @@ impl<'r> Reader<'r> {
                     if strict {
                         let start = offset_in(self.reply, body) + at;
                         let end = offset_in(self.reply, body) + body.len();
-                        self.error(start, end, format!("the JSON in this block does not parse: {e}"), HINT);
+                        // JSON that ends with its fence still open was cut off.
+                        if e.is_eof() && !closed {
+                            self.cut_off(start, end, "inside the JSON of this block");
+                        } else {
+                            self.error(start, end, format!("the JSON in this block does not parse: {e}"), HINT);
+                        }
                     }
                     break;
                 }
@@ -343,6 +354,10 @@ impl<'r> Reader<'r> {
                 }
                 Some(Err(e)) => {
                     let line_end = reply[i..].find('\n').map_or(reply.len(), |n| i + n);
+                    if e.is_eof() {
+                        self.cut_off(i, reply.len(), "inside a JSON edit object");
+                        return;
+                    }
                     self.error(i, line_end, format!("a JSON edit object does not parse: {e}"), HINT);
                     i += 1;
                 }
@@ -383,7 +398,7 @@ pub fn parse(reply: &str) -> Parsed<HashEdit> {
         let strict = matches!(lang.as_str(), "json" | "jsonc" | "json5" | "hashline")
             || (looks_json && fence.body.contains("\"edits\""));
         if looks_json {
-            reader.fence_body(fence.body, strict);
+            reader.fence_body(fence.body, strict, fence.closed);
         }
     }
     reader.bare(&fence_ranges);

@@ -335,7 +335,7 @@ fn stale_anchor_relocates_within_the_window() {
     let a = anchor(&file, 10);
     let (_, out) = apply(&[("f", &moved)], &edit_json("f", &[set(&a, "ten")]));
     assert!(failed(&out).is_empty(), "{:?}", out.outcomes);
-    assert!(out.outcomes[0].message.contains("moved to line 12"), "{}", out.outcomes[0].message);
+    assert!(out.outcomes[0].message.contains("relocated from line 10 to line 12"), "{}", out.outcomes[0].message);
     assert!(written(&out, "f").contains("line 9\nten\nline 11\n"));
 }
 
@@ -374,7 +374,7 @@ fn ambiguous_relocation_fails() {
 }
 
 #[test]
-fn relocation_that_changes_a_range_length_is_refused() {
+fn each_anchor_follows_its_unique_hash_even_when_the_range_length_changes() {
     let file = numbered(20);
     let changed = file.replace("line 5\n", "line 5\nextra\n");
     let reply = edit_json(
@@ -386,7 +386,11 @@ fn relocation_that_changes_a_range_length_is_refused() {
         )],
     );
     let (_, out) = apply(&[("f", &changed)], &reply);
-    assert!(failed(&out)[0].message.contains("different amounts"), "{:?}", out.outcomes);
+    assert!(failed(&out).is_empty(), "{:?}", out.outcomes);
+    assert!(out.outcomes[0].message.contains("relocated from line 8 to line 9"), "{}", out.outcomes[0].message);
+    let matched = out.outcomes[0].matched.as_ref().expect("placement reported");
+    assert!(matched.relocated && matched.stated_line == Some(8) && matched.level == "anchor", "{matched:?}");
+    assert!(written(&out, "f").starts_with("line 1\nline 2\nx\nline 9\n"));
     // Both anchors moving by the same amount is fine.
     let changed = format!("top\n{file}");
     let (_, out) = apply(&[("f", &changed)], &reply);

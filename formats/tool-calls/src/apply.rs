@@ -99,7 +99,7 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
         ));
         return Err(failure);
     }
-    if let Some(failure) = elided_replacement(&lines_of(&old), &lines_of(&new)) {
+    if let Some(failure) = elided_replacement(&lines_of(&old), &lines_of(&new), &lines_of(content)) {
         return Err(failure);
     }
     let mut out = String::with_capacity(content.len() + places.len() * new.len());
@@ -200,7 +200,8 @@ pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) 
         )
         .with_hint("to change the file, use str_replace on the lines to change (view it first)"));
     }
-    if let Some(failure) = elided_replacement(&lines_of(split_bom(existing).1), &lines_of(content)) {
+    // The whole file is being replaced: its lines are the text replaced.
+    if let Some(failure) = elided_replacement(&lines_of(split_bom(existing).1), &lines_of(content), &[]) {
         return Err(failure);
     }
     let after = line_count(split_bom(&restyled).1);

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize};
+use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize, written_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::splice_lines;
 
@@ -117,12 +117,18 @@ struct Placed {
     /// The hunk's old side reaches the end of the file.
     touches_eof: bool,
     note: Option<String>,
+    /// How it was placed (a ladder level, or `pieces` when split), and the
+    /// line its header named when it landed elsewhere.
+    level: &'static str,
+    moved_from: Option<u32>,
 }
 
 pub(crate) struct Outcome {
     pub content: String,
     pub lines: Option<LineRange>,
     pub notes: Vec<String>,
+    /// How the hunks were placed: the loosest level, and the first relocation.
+    pub matched: MatchInfo,
 }
 
 fn label(hunk: &Hunk, path: &str) -> String {
@@ -181,7 +187,7 @@ fn splices_at(hay: &Haystack<'_>, lines: &[(Tag, &str)], at: Found, hunk: usize)
             }
             Tag::Add => {
                 let s = current.get_or_insert(Splice { start: fi, end: fi, lines: Vec::new(), hunk });
-                s.lines.push(reindent.apply(text));
+                s.lines.push(reindent.apply(written_line(text, at.level)));
             }
         }
     }
@@ -296,6 +302,8 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
             splices: Vec::new(),
             touches_eof: false,
             note: Some(format!("hunk {} changes nothing", hunk.number)),
+            level: "exact",
+            moved_from: None,
         });
     }
     let n = hay.len();
@@ -306,6 +314,8 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
                 splices: vec![Splice { start: 0, end: 0, lines, hunk: hunk.number }],
                 touches_eof: true,
                 note: None,
+                level: "exact",
+                moved_from: None,
             });
         }
         return Err(fail(
@@ -327,7 +337,8 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
                 notes.push("chosen by its line number among equal matches".to_string());
             }
             let note = (!notes.is_empty()).then(|| format!("hunk {} matched {}", hunk.number, notes.join(", ")));
-            return Ok(Placed { splices, touches_eof: end == n, note });
+            let moved_from = hunk.old_start.filter(|&s| hint.is_some_and(|h| h != found.start) && s > 0);
+            return Ok(Placed { splices, touches_eof: end == n, note, level: found.level.as_str(), moved_from });
         }
         Err(Miss::Ambiguous(level, starts)) => {
             return Err(ambiguous(&label, hunk, level, &starts, old.len()));
@@ -506,7 +517,7 @@ fn split(
         }
     }
     let note = Some(format!("hunk {} was placed in {} pieces", hunk.number, runs.len()));
-    Ok(Placed { splices, touches_eof, note })
+    Ok(Placed { splices, touches_eof, note, level: "pieces", moved_from: hunk.old_start })
 }
 
 /// Apply `hunks` to `content`, all placed against `content` as it is.
@@ -516,7 +527,11 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
     let mut splices: Vec<Splice> = Vec::new();
     let mut notes = Vec::new();
     let mut final_newline: Option<bool> = None;
+    let mut matched = MatchInfo::at("exact");
     for hunk in hunks {
+        if let Some(failure) = elided_hunk(&hay, hunk) {
+            return Err(failure);
+        }
         let placed = place(&hay, hunk, path, strict)?;
         if placed.touches_eof {
             if hunk.new_no_eol {
@@ -526,6 +541,12 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
             }
         }
         notes.extend(placed.note);
+        if matched.level == "exact" {
+            matched.level = placed.level.into();
+        }
+        if let (false, Some(line)) = (matched.relocated, placed.moved_from) {
+            matched = matched.relocated_from(line);
+        }
         splices.extend(placed.splices);
     }
     splices.sort_by_key(|s| (s.start, s.end, s.hunk));
@@ -554,7 +575,26 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
         content: render(content, &splices, final_newline),
         lines: lines.map(|(s, e)| LineRange::new(s as u32 + 1, e.max(s + 1) as u32)),
         notes,
+        matched,
     })
+}
+
+/// A hunk whose added lines leave code out (`// ... existing code ...` that
+/// neither its old side nor the file has): the SDK's rule for every format.
+fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk) -> Option<EditFailure> {
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    for line in &hunk.lines {
+        match split_line(line) {
+            (Tag::Add, text, _) => new.push(text),
+            (Tag::Del, text, _) => old.push(text),
+            (Tag::Context, text, _) => {
+                old.push(text);
+                new.push(text);
+            }
+        }
+    }
+    let failure = agent_apply_sdk::matching::elided_replacement(&old, &new, hay.lines())?;
+    Some(EditFailure { message: format!("hunk {}: {}", hunk.number, failure.message), ..failure })
 }
 
 fn render(content: &str, splices: &[Splice], final_newline: Option<bool>) -> String {

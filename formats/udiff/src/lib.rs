@@ -305,6 +305,7 @@ impl Format for UnifiedDiff {
                 };
                 let outcome = apply::patch(existing, &patch.hunks, path, strict)?;
                 workspace.write(path, outcome.content);
+                workspace.note_match(outcome.matched);
                 Ok(Applied { message: message(path, patch, &outcome.notes), lines: outcome.lines, applied_path: None })
             }
             FileKind::Rename => {
@@ -330,7 +331,12 @@ impl Format for UnifiedDiff {
                 };
                 let existing = workspace.read(source).expect("exists").to_string();
                 let outcome = if patch.hunks.is_empty() {
-                    apply::Outcome { content: existing, lines: None, notes: Vec::new() }
+                    apply::Outcome {
+                        content: existing,
+                        lines: None,
+                        notes: Vec::new(),
+                        matched: MatchInfo::at("exact"),
+                    }
                 } else {
                     apply::patch(&existing, &patch.hunks, source, strict)?
                 };

@@ -158,6 +158,8 @@ struct Region<'a> {
     text: &'a str,
     offset: usize,
     fenced: bool,
+    /// A fenced region whose closing fence never came: the reply ends in it.
+    unclosed: bool,
     fallback_path: Option<String>,
 }
 
@@ -460,6 +462,17 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
     }
 }
 
+/// Whether `patch` runs to the end of `reply` and its last hunk holds
+/// fewer lines than its header counts: a bare diff the reply's end cut off.
+/// (In a closed fence, a short count is a model's miscount, not a cut.)
+fn ends_short(patch: &FilePatch, reply: &str) -> bool {
+    let last_line = reply.trim_end().lines().count() as u32;
+    let Some(hunk) = patch.hunks.last().filter(|_| patch.end_line >= last_line) else { return false };
+    let old = hunk.lines.iter().filter(|l| !l.starts_with('+')).count() as u32;
+    let new = hunk.lines.iter().filter(|l| !l.starts_with('-')).count() as u32;
+    hunk.old_count.is_some_and(|count| old < count) || hunk.new_count.is_some_and(|count| new < count)
+}
+
 /// Whether text reads as a diff at all.
 pub(crate) fn looks_like_diff(text: &str) -> bool {
     let mut minus = false;
@@ -497,6 +510,7 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
                 text: block.body,
                 offset: block.body_start,
                 fenced: is_diff_info(block.info),
+                unclosed: !block.closed,
                 fallback_path,
             });
         }
@@ -512,11 +526,24 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
             last = block.end;
         }
         text.push_str(&reply[last..]);
-        let region = Region { text: &text, offset: 0, fenced: false, fallback_path: None };
+        let region = Region { text: &text, offset: 0, fenced: false, unclosed: false, fallback_path: None };
         parse_region(&region, &map, &mut parsed);
+        if let Some(last) = parsed.edits.last().filter(|e| ends_short(&e.op, reply)) {
+            let inside = format!(
+                "inside the last hunk of {} (reply line {}): it has fewer lines than its header says",
+                last.path, last.op.reply_line
+            );
+            parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(last.span)));
+        }
     } else {
         for region in &regions {
+            let before = parsed.edits.len();
             parse_region(region, &map, &mut parsed);
+            if region.unclosed {
+                let span = parsed.edits[before..].last().map_or(map.span(region.offset, reply.len()), |e| e.span);
+                let inside = format!("inside the diff at reply line {}: its fence never closes", span.first_line);
+                parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
+            }
         }
     }
     if parsed.edits.is_empty() && parsed.diagnostics.is_empty() {

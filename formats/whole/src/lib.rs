@@ -5,8 +5,9 @@
 //! file unchanged ..."): written as is, the file would lose that code. Such
 //! blocks are refused, never applied.
 
-use agent_apply_sdk::elision::find_elisions;
+use agent_apply_sdk::elision::{elisions_not_in, find_elisions};
 use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
+use agent_apply_sdk::markers::first_marker;
 use agent_apply_sdk::paths::{path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::lines_with_endings;
@@ -51,14 +52,24 @@ impl Format for Whole {
             instructions: INSTRUCTIONS.into(),
             example_reply: EXAMPLE_REPLY.into(),
             example_files: vec![File::new("src/greet.py", "def greet():\n    print(\"Hello!\")\n")],
-            options: Vec::new(),
+            options: vec![OptionDoc {
+                key: "allow-fragment".into(),
+                default_value: "false".into(),
+                description: "write new contents that keep only a few of a file's lines in order (a real \
+                              rewrite that drops most of the file); implied by `--format whole`"
+                    .into(),
+            }],
             detect_hints: vec!["```".into(), "~~~".into()],
         }
     }
 
     fn detect(&self, reply: &str) -> f32 {
         let blocks = fenced_blocks(reply);
-        let named = blocks.iter().filter(|b| block_path(reply, b).is_some()).count();
+        // Another format's edit inside a block is that format's reply, never a file.
+        if blocks.iter().any(|b| first_marker(b.body).is_some()) {
+            return 0.0;
+        }
+        let named = blocks.iter().filter(|b| block_path(reply, b).is_some() && !starts_indented(b.body)).count();
         if named == 0 {
             0.0
         } else if named == blocks.len() {
@@ -76,6 +87,18 @@ impl Format for Whole {
             let Some(path) = block_path(reply, &block) else {
                 if is_shell_info(block.info) {
                     parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
+                } else if !parsed.edits.is_empty() {
+                    // After a whole file, an unnamed block is a usage example.
+                    parsed.diagnostics.push(
+                        Diagnostic::warning(
+                            format!(
+                                "the code block at reply line {} names no file; it was taken as an example, not applied",
+                                span.first_line
+                            ),
+                            Some(span),
+                        )
+                        .with_hint("to write it to a file, put the file's path alone on the line before the fence"),
+                    );
                 } else {
                     parsed.diagnostics.push(
                         Diagnostic::error(
@@ -88,13 +111,11 @@ impl Format for Whole {
                 continue;
             };
             if !block.closed {
-                parsed.diagnostics.push(
-                    Diagnostic::error(
-                        format!("the code block for {path} at reply line {} is never closed", span.first_line),
-                        Some(span),
-                    )
-                    .with_hint("end the file's contents with a closing fence line (```)"),
+                let inside = format!(
+                    "inside the code block for {path} (reply line {}): it has no closing fence",
+                    span.first_line
                 );
+                parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
                 continue;
             }
             for elision in find_elisions(block.body) {
@@ -104,7 +125,9 @@ impl Format for Whole {
                         format!("the contents of {path} leave code out: `{}`", elision.text.trim()),
                         Some(map.lines_span(reply_line, reply_line)),
                     )
-                    .with_hint("this edit will be refused; send every line of the file"),
+                    .with_hint(
+                        "unless the file already has this line, the edit will be refused; send every line of the file",
+                    ),
                 );
             }
             let lines = lines_with_endings(block.body).count();
@@ -123,10 +146,20 @@ impl Format for Whole {
         &self,
         workspace: &mut Workspace,
         edit: &ParsedEdit<WholeFile>,
-        _options: Options<'_>,
+        options: Options<'_>,
     ) -> Result<Applied, EditFailure> {
         let path = edit.path.as_str();
-        if let Some(elision) = find_elisions(&edit.op.content).first() {
+        if let Some((line, format)) = first_marker(&edit.op.content) {
+            return Err(EditFailure::new(
+                FailureKind::Forbidden,
+                format!("the new contents of {path} hold a {format} edit marker at line {line}, not file contents"),
+            )
+            .with_hint(format!("apply the reply with --format {format}, or send the complete file without markers"))
+            .at(LineRange::new(line, line)));
+        }
+        let original = workspace.read(path);
+        // A placeholder-looking line the file already has is its content.
+        if let Some(elision) = elisions_not_in(&edit.op.content, original.unwrap_or("").lines()).first() {
             return Err(EditFailure::new(
                 FailureKind::Forbidden,
                 format!(
@@ -138,7 +171,10 @@ impl Format for Whole {
             .with_hint("send the complete file with every line, or use a format that edits parts of a file")
             .at(LineRange::new(elision.line, elision.line)));
         }
-        let original = workspace.read(path);
+        let allow_fragment = options.get("allow-fragment") == Some("true") || options.get("chosen-by") == Some("flag");
+        if let Some(old) = original.filter(|_| !allow_fragment) {
+            check_not_a_fragment(path, old, &edit.op.content)?;
+        }
         let style = original.map(TextStyle::detect).unwrap_or_default();
         let content = style.restyle(&edit.op.content);
         let new_lines = lines_with_endings(&content).count() as u32;
@@ -160,6 +196,7 @@ impl Format for Whole {
         };
         let old_lines = original.map_or(0, |old| lines_with_endings(old).count() as u32);
         workspace.write(path, content);
+        workspace.note_match(MatchInfo::at("whole-file"));
         Ok(Applied { message, lines: (old_lines > 0).then(|| LineRange::new(1, old_lines)), applied_path: None })
     }
 
@@ -176,6 +213,50 @@ impl Format for Whole {
             })
             .collect()
     }
+}
+
+/// Refuse new contents that read as a snippet of the old file: at least
+/// half of their lines found in it, in order (a snippet is often edited),
+/// while most of the file would be dropped. Written as a whole file, such a
+/// snippet deletes the rest of it.
+fn check_not_a_fragment(path: &str, old: &str, new: &str) -> Result<(), EditFailure> {
+    let old_lines: Vec<&str> = old.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let new_lines: Vec<&str> = new.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    if new_lines.is_empty() || old_lines.len() < MIN_FRAGMENT_SOURCE || new_lines.len() * 2 > old_lines.len() {
+        return Ok(());
+    }
+    let mut rest = old_lines.iter();
+    let mut found = 0;
+    for line in &new_lines {
+        let mut ahead = rest.clone();
+        if ahead.any(|old| old == line) {
+            found += 1;
+            rest = ahead;
+        }
+    }
+    if found * 2 < new_lines.len() {
+        return Ok(());
+    }
+    Err(EditFailure::new(
+        FailureKind::Forbidden,
+        format!(
+            "the {} lines sent for {path} are a fragment of its {} lines; writing them as the whole file would delete the rest",
+            new_lines.len(),
+            old_lines.len()
+        ),
+    )
+    .with_hint(
+        "send the complete file, or the change as SEARCH/REPLACE blocks; if the file really should shrink to these lines, apply with --format whole",
+    ))
+}
+
+/// Files shorter than this (non-blank lines) are never called a fragment's source.
+const MIN_FRAGMENT_SOURCE: usize = 4;
+
+/// Whether a block's first code line is indented: a whole file starts at
+/// the margin, a snippet cut from inside a function does not.
+fn starts_indented(body: &str) -> bool {
+    body.lines().find(|l| !l.trim().is_empty()).is_some_and(|l| l.starts_with([' ', '\t']))
 }
 
 /// The path a block writes to: from its info string, else from the line before it.

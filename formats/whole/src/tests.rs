@@ -86,7 +86,7 @@ fn unnamed_blocks_and_unclosed_fences_are_errors_shell_blocks_are_commands() {
     let errors: Vec<_> = parsed.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].message.contains("names no file"));
-    assert!(errors[1].message.contains("never closed"));
+    assert!(errors[1].message.contains("the reply is cut off inside the code block"));
     assert!(parsed.edits.is_empty());
 }
 
@@ -145,4 +145,38 @@ mod properties {
             }
         }
     }
+}
+
+fn apply_with(files: &[(&str, &str)], reply: &str, options: &[(&str, &str)]) -> ApplyOutput {
+    let parsed = parse(reply);
+    let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
+    let options: Vec<OptionValue> =
+        options.iter().map(|(k, v)| OptionValue { key: k.to_string(), value: v.to_string() }).collect();
+    Plugin::apply(&Whole, files, parsed.edits, &options).unwrap()
+}
+
+const APP: &str = "import os\n\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef save(path, text):\n    with open(path, \"w\") as f:\n        f.write(text)\n\n\ndef main():\n    print(load(\"x\"))\n";
+
+#[test]
+fn a_fragment_of_the_file_is_refused_unless_the_format_was_chosen_explicitly() {
+    let reply = "src/app.py\n```python\ndef main():\n    print(load(\"x\"))\n```\n";
+    let out = apply_with(&[("src/app.py", APP)], reply, &[]);
+    assert_eq!(out.outcomes[0].kind, Some(FailureKind::Forbidden), "{:?}", out.outcomes[0]);
+    assert!(out.outcomes[0].message.contains("fragment"), "{}", out.outcomes[0].message);
+    for option in [("allow-fragment", "true"), ("chosen-by", "flag")] {
+        let out = apply_with(&[("src/app.py", APP)], reply, &[option]);
+        assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{option:?}");
+    }
+    // A rewrite with new lines is no fragment, however short.
+    let out = apply_with(&[("src/app.py", APP)], "src/app.py\n```python\nprint('hi')\n```\n", &[]);
+    assert_eq!(out.outcomes[0].status, EditStatus::Applied);
+}
+
+#[test]
+fn another_formats_markers_are_refused_and_not_detected() {
+    let reply = "src/app.py\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport sys\n>>>>>>> REPLACE\n```\n";
+    let out = apply_with(&[("src/app.py", APP)], reply, &[("chosen-by", "flag")]);
+    assert!(out.outcomes[0].message.contains("editblock edit marker at line 1"), "{}", out.outcomes[0].message);
+    assert_eq!(Plugin::detect(&Whole, reply), 0.0);
+    assert_eq!(Plugin::detect(&Whole, "src/app.py\n```python\n    return 2\n```\n"), 0.0);
 }

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use agent_apply_sdk::types::{ApplyOutput, Change, Edit, EditStatus, FailureKind, File, Outcome, Severity};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, Severity};
 
-use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, format_options, read_reply, snapshot_hint};
+use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
 use crate::transaction::{CommitRequest, SnapshotError, binary_changes, check_path, planned_paths, read_snapshot};
+use crate::{parts, suffix};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
@@ -28,10 +29,13 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     }
     let head = repo.as_ref().map(|r| r.head()).transpose()?;
 
-    let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
-    let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
+    let chosen =
+        context.registry.choose_reader(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let by = chosen.by.clone();
     let parse_started = Instant::now();
-    let parsed = chosen.instance.parse(&reply, &options)?;
+    let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
+    let also = reading.also();
+    let parts::Reading { parts: mut format_parts, mut parsed } = reading;
     let parse_ms = parse_started.elapsed().as_secs_f64() * 1000.0;
     // The edits hold what is needed of the reply from here on; a large
     // reply is not kept beside them.
@@ -43,14 +47,18 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let mut planned = planned_paths(&parsed.edits, &args.files);
     let mut refused: HashMap<String, SnapshotError> = HashMap::new();
     let mut snapshots: Vec<File> = Vec::new();
-    for path in &planned {
+    let read = |path: &str| {
         let checked = match &repo {
             Some(repo) => repo.check_edit_path(path, args.allow_ignored),
             None => check_path(&context.root, path).map_err(SnapshotError::from),
         };
-        match checked.and_then(|_| read_snapshot(&context.root, path, &limits)) {
+        checked.and_then(|_| read_snapshot(&context.root, path, &limits))
+    };
+    let mut missing = Vec::new();
+    for path in &planned {
+        match read(path) {
             Ok(Some(file)) => snapshots.push(file),
-            Ok(None) => {}
+            Ok(None) => missing.push(path.clone()),
             Err(error) => {
                 refused.insert(path.clone(), error);
             }
@@ -58,70 +66,71 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     }
     // Only paths that passed the policy may be written.
     planned.retain(|path| !refused.contains_key(path));
+    // A missing path may be a tracked file named slightly wrong.
+    let (mut aliases, notes) = match (&repo, missing.is_empty()) {
+        (Some(repo), false) => suffix::resolve(&missing, suffix::tracked(repo.repository()).iter().map(String::as_str)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    parsed.diagnostics.extend(notes);
+    aliases.retain(|alias| match read(&alias.real) {
+        Ok(Some(file)) => {
+            planned.push(alias.real.clone());
+            snapshots.push(file);
+            true
+        }
+        _ => false,
+    });
     let edit_refusal =
         |edit: &Edit| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| refused.get(p));
-    let allowed: Vec<(usize, &Edit)> =
-        parsed.edits.iter().enumerate().filter(|(_, edit)| edit_refusal(edit).is_none()).collect();
+    let allowed: Vec<usize> = (0..parsed.edits.len()).filter(|&i| edit_refusal(&parsed.edits[i]).is_none()).collect();
 
     let malformed = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    // A reply cut off mid-edit is refused whole, even under --partial: the
+    // edits before the cut may depend on the ones that never came.
+    let partial = args.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
-    let output = if (malformed && !args.partial) || allowed.is_empty() {
-        ApplyOutput { changes: Vec::new(), outcomes: Vec::new() }
+    let (changes, mut verdicts) = if (malformed && !partial) || allowed.is_empty() {
+        (Vec::new(), vec![None; parsed.edits.len()])
     } else {
-        // Edits are passed as they are unless some were refused.
-        let subset: Vec<Edit>;
-        let edits = if allowed.len() == parsed.edits.len() {
-            &parsed.edits
-        } else {
-            subset = allowed.iter().map(|(_, e)| (*e).clone()).collect();
-            &subset
-        };
-        chosen.instance.apply(&snapshots, edits, &options)?.map_err(|message| {
-            CommandError::usage(format!("format '{}' refused the request: {message}", chosen.entry.name))
-        })?
+        let files = suffix::plugin_files(&snapshots, &aliases);
+        let (changes, verdicts) = parts::apply(&mut format_parts, &files, &parsed.edits, &allowed)?;
+        (suffix::real_changes(changes, &aliases), verdicts)
     };
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     // New content that is not text fails its edits, whatever the format said.
-    let mut output = output;
     let binary: HashMap<String, SnapshotError> =
-        binary_changes(&output.changes).into_iter().map(|e| (e.path().to_string(), e)).collect();
-    output.changes.retain(|change| !change_paths(change).any(|path| binary.contains_key(path)));
+        binary_changes(&changes).into_iter().map(|e| (e.path().to_string(), e)).collect();
+    let mut changes = changes;
+    changes.retain(|change| !change_paths(change).any(|path| binary.contains_key(path)));
     let edit_refusal = |edit: &Edit| {
         let paths = || std::iter::once(&edit.path).chain(&edit.related_paths);
         paths().find_map(|p| refused.get(p)).or_else(|| paths().find_map(|p| binary.get(p)))
     };
 
-    // Outcomes in reply order: refused paths, the plugin's verdicts, and
+    // Outcomes in reply order: refused paths, the plugins' verdicts, and
     // edits never tried because the reply was malformed.
-    // Looked up by index, not searched: a large reply holds thousands of edits.
-    let mut position_of: Vec<Option<usize>> = vec![None; parsed.edits.len()];
-    for (position, (index, _)) in allowed.iter().enumerate() {
-        position_of[*index] = Some(position);
-    }
-    let mut verdicts: Vec<Option<Outcome>> = vec![None; allowed.len()];
-    for outcome in output.outcomes {
-        if let Some(slot) = verdicts.get_mut(outcome.edit as usize) {
-            slot.get_or_insert(outcome);
-        }
-    }
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(parsed.edits.len());
-    for (index, edit) in parsed.edits.iter().enumerate() {
-        let outcome = if let Some(reason) = edit_refusal(edit) {
-            Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
-        } else {
-            let position = position_of[index].expect("every edit is refused or allowed");
-            match verdicts[position].take() {
-                Some(o) => Outcome { edit: index as u32, ..o },
-                None => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
+    let outcomes: Vec<Outcome> = parsed
+        .edits
+        .iter()
+        .enumerate()
+        .map(|(index, edit)| match (edit_refusal(edit), verdicts[index].take()) {
+            (Some(reason), _) => {
+                Outcome { hint: snapshot_hint(reason), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
             }
-        };
-        outcomes.push(outcome);
-    }
+            // Already there (a retried reply): done, not failed.
+            (None, Some(outcome)) if outcome.kind == Some(FailureKind::AlreadyApplied) => {
+                Outcome { status: EditStatus::Applied, ..outcome }
+            }
+            (None, Some(outcome)) => outcome,
+            (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
+        })
+        .collect();
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
-    let changes = if any_failed && !args.partial { Vec::new() } else { output.changes };
+    let changes = if any_failed && !partial { Vec::new() } else { changes };
     let before: HashMap<&str, &str> = snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
-    let format = FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by.clone() };
+    let format_name = format_parts[0].name.clone();
+    let format = FormatChoice { name: format_name.clone(), chosen_by: by, also };
     let mut report = ApplyReport::new(
         format,
         &parsed,
@@ -129,7 +138,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         &changes,
         &|p| before.get(p).copied(),
         args.dry_run,
-        args.partial,
+        partial,
         !args.json && (args.diff || args.dry_run),
         args.json,
     );
@@ -138,21 +147,39 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
 
     // A partial apply changed something, so it is not "failed, nothing changed".
     let mut exit = if report.status == "failed" { Exit::EditsFailed } else { Exit::Ok };
-    if !changes.is_empty() && !args.dry_run {
+    let checks = [context.config.checks.clone(), args.check.clone()].concat();
+    // Without a commit, checks run on the new tree in the sandbox first:
+    // before the working tree is written, or as a dry run's answer.
+    if !changes.is_empty() && (args.dry_run || args.no_commit) && !checks.is_empty() {
+        let repo = repo.as_ref().ok_or_else(|| {
+            CommandError::usage("--check needs a git repository to run in").hint("run it inside the repository")
+        })?;
+        let head = head.as_ref().expect("a repository has a HEAD");
+        let results = repo.trial_checks(head, &planned, &changes, &checks)?;
+        report.timings.checks_ms = results.iter().fold(0.0, |sum, c| sum + c.millis as f64);
+        if results.iter().all(|c| c.passed) {
+            report.checks = results;
+        } else {
+            report.mark_checks_failed(results);
+            exit = Exit::CheckFailed;
+        }
+    }
+    if !changes.is_empty() && !args.dry_run && exit != Exit::CheckFailed {
         let repo = repo.as_ref().expect("opened unless dry-run");
         let git_started = Instant::now();
         if args.no_commit {
             repo.write_worktree(&snapshots, &planned, &changes)?;
             report.mark_written();
         } else {
-            let message = args.message.clone().unwrap_or_else(|| {
-                commit_message(context.config.commit_message.as_deref(), &chosen.entry.name, &report)
-            });
+            let message = args
+                .message
+                .clone()
+                .unwrap_or_else(|| commit_message(context.config.commit_message.as_deref(), &format_name, &report));
             let request = CommitRequest {
                 message,
-                format: &chosen.entry.name,
+                format: &format_name,
                 dirty: args.dirty.unwrap_or(context.config.dirty.unwrap_or_default()),
-                checks: &[context.config.checks.clone(), args.check.clone()].concat(),
+                checks: &checks,
                 verify: !args.no_verify,
             };
             let head = head.as_ref().expect("a repository has a HEAD");
@@ -164,8 +191,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
                 }
             }
         }
-        report.timings.checks_ms = report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64);
-        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - report.timings.checks_ms;
+        // Checks run by the commit itself (the trial's were counted above).
+        let in_commit =
+            if args.no_commit { 0.0 } else { report.checks.iter().fold(0.0, |sum, c| sum + c.millis as f64) };
+        report.timings.checks_ms += in_commit;
+        report.timings.git_ms = git_started.elapsed().as_secs_f64() * 1000.0 - in_commit;
     }
     report.stats.reply_bytes = reply_bytes;
     report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());
@@ -183,7 +213,9 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         }
     }
     if context.verbose {
-        eprint!("{}", chosen.instance.stderr());
+        for part in &format_parts {
+            eprint!("{}", part.instance.stderr());
+        }
     }
     Ok(exit)
 }
@@ -207,6 +239,7 @@ fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {
         hint: None,
         applied_path: None,
         lines: None,
+        matched: None,
     }
 }
 

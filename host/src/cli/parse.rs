@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use agent_apply_sdk::types::Severity;
 use clap::Args;
 
-use super::{CommandError, Context, Exit, GlobalArgs, format_options, read_reply};
+use super::{CommandError, Context, Exit, GlobalArgs, read_reply};
+use crate::parts;
 use crate::report::{FormatChoice, ParseReport};
 
 #[derive(Debug, Args)]
@@ -30,17 +31,22 @@ pub struct ParseArgs {
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
     let context = Context::new(global)?;
     let reply = read_reply(args.reply.as_deref(), &context.config.input_limits())?;
-    let mut chosen = context.registry.choose(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
-    let options = format_options(&context.config, &chosen.entry.name, args.file.as_deref());
-    let output = chosen.instance.parse(&reply, &options)?;
-    let report = ParseReport::new(FormatChoice { name: chosen.entry.name.clone(), chosen_by: chosen.by }, &output);
+    let chosen =
+        context.registry.choose_reader(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+    let by = chosen.by.clone();
+    let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
+    let output = &reading.parsed;
+    let format = FormatChoice { name: reading.parts[0].name.clone(), chosen_by: by, also: reading.also() };
+    let report = ParseReport::new(format, output);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
     } else {
         print!("{}", report.human());
     }
     if context.verbose {
-        eprint!("{}", chosen.instance.stderr());
+        for part in &reading.parts {
+            eprint!("{}", part.instance.stderr());
+        }
     }
     let malformed = output.diagnostics.iter().any(|d| d.severity == Severity::Error);
     Ok(if malformed { Exit::EditsFailed } else { Exit::Ok })

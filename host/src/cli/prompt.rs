@@ -98,7 +98,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
     let tools = rendered.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
     let report = PromptJson {
         schema: crate::report::SCHEMA,
-        format: FormatChoice { name: entry.name.clone(), chosen_by: by },
+        format: FormatChoice { name: entry.name.clone(), chosen_by: by, also: Vec::new() },
         system: info.instructions,
         examples,
         tools: tools.filter(serde_json::Value::is_object),

@@ -123,8 +123,19 @@ pub fn apply_output(out: wit::ApplyOutput) -> sdk::ApplyOutput {
                 hint: o.hint,
                 applied_path: o.applied_path,
                 lines: o.lines.map(line_range),
+                matched: o.matched.map(match_info),
             })
             .collect(),
+    }
+}
+
+fn match_info(m: wit::MatchInfo) -> sdk::MatchInfo {
+    sdk::MatchInfo {
+        level: m.level,
+        relocated: m.relocated,
+        stated_line: m.stated_line,
+        retried: m.retried,
+        candidates: m.candidates.into_iter().map(|c| sdk::LevelCount { level: c.level, count: c.count }).collect(),
     }
 }
 

@@ -68,7 +68,7 @@ impl GitRepo {
 
     /// A tree: `base` with `changes` (path → new blob and executable bit, or
     /// deletion) applied. Only the trees along the changed paths are rewritten.
-    fn tree_with(&self, base: Option<Oid>, changes: &BTreeMap<String, Option<(Oid, bool)>>) -> Result<Oid, TxError> {
+    pub(super) fn tree_with(&self, base: Option<Oid>, changes: &BTreeMap<String, Option<(Oid, bool)>>) -> Result<Oid, TxError> {
         let base_tree = match base {
             Some(commit) => self.repo.find_commit(commit).and_then(|c| c.tree()).map_err(TxError::git)?,
             None => {
@@ -94,7 +94,7 @@ impl GitRepo {
     /// The changes as path → new content (`None`: deleted), each path
     /// required to be one the reply planned and checked against the policy
     /// again: a plugin's output is not trusted to stay within the plan.
-    fn flatten<'c>(
+    pub(super) fn flatten<'c>(
         &self,
         changes: &'c [Change],
         planned: &[String],
@@ -323,7 +323,7 @@ impl GitRepo {
 
     /// A commit of the empty tree, for checks on an unborn branch to start
     /// from. Fixed author and time: every run names the same object.
-    fn empty_commit(&self) -> Result<Oid, TxError> {
+    pub(super) fn empty_commit(&self) -> Result<Oid, TxError> {
         let tree = self.repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
         let tree = self.repo.find_tree(tree).map_err(TxError::git)?;
         let signature =

@@ -17,6 +17,7 @@ pub mod process_tree;
 pub mod protect;
 mod sandbox;
 mod snapshot;
+mod trial;
 mod undo;
 mod worktree;
 

@@ -1,0 +1,327 @@
+//! A reply read whole: the chosen format's edits, plus the edits of any
+//! other format the reply mixes in. A model that writes a SEARCH/REPLACE
+//! block and then a ```diff block means both; reading only the first would
+//! report "applied" while half of the reply vanished. Each part is parsed
+//! and applied by its own format, all parts or none; edit markers that no
+//! format read are an error naming their reply lines.
+
+use std::ops::Range;
+
+use agent_apply_sdk::markers::edit_marker;
+use agent_apply_sdk::source::SourceMap;
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Severity, Span};
+
+use crate::cli::CommandError;
+use crate::config::Config;
+use crate::registry::{Chosen, ChosenBy, Registry};
+use crate::runtime::PluginInstance;
+
+/// A format must be at least this sure of the rest of a reply to read it as
+/// a second part: `whole` (0.4 at most) never is, since any leftover code
+/// block under a path would otherwise become a file replacement.
+const PART_CONFIDENCE: f32 = 0.5;
+/// How sure another format must be of a reply in which the named format
+/// found no edit for the run to stop and name it.
+const FITS_CONFIDENCE: f32 = 0.2;
+
+/// One format's share of a reply.
+pub struct Part {
+    pub name: String,
+    pub instance: PluginInstance,
+    pub options: Vec<OptionValue>,
+    /// Its edits' indexes in [`Reading::parsed`].
+    pub edits: Range<usize>,
+}
+
+/// Everything a reply holds, in the order the formats read it.
+pub struct Reading {
+    /// The chosen format's part first.
+    pub parts: Vec<Part>,
+    /// Every part's edits, diagnostics and commands, concatenated.
+    pub parsed: ParseOutput,
+}
+
+impl Reading {
+    /// The formats after the chosen one, for reports.
+    pub fn also(&self) -> Vec<String> {
+        self.parts.iter().skip(1).map(|p| p.name.clone()).collect()
+    }
+}
+
+/// Parse `reply` with the chosen format, then give what it left unread to
+/// the other formats while it holds edit markers.
+pub fn read(
+    registry: &Registry,
+    config: &Config,
+    file: Option<&str>,
+    chosen: Chosen,
+    reply: &str,
+) -> Result<Reading, CommandError> {
+    let name = chosen.entry.name.clone();
+    let mut options = crate::cli::format_options(config, &name, file);
+    // Whether the user named the format: a format may then trust the reply
+    // more (`whole` writes a file that shrinks to a fragment).
+    options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
+    let mut instance = chosen.instance;
+    let mut parsed = instance.parse(reply, &options)?;
+    let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len() }];
+    if parsed.edits.is_empty() {
+        if matches!(chosen.by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
+            wrong_format(registry, config, file, &parts, reply)?;
+        }
+        if !parsed.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            let named = (!matches!(chosen.by, ChosenBy::Auto { .. })).then_some(parts[0].name.as_str());
+            parsed.diagnostics.push(no_edit(named));
+        }
+        return Ok(Reading { parts, parsed });
+    }
+    if !reply.lines().any(|line| edit_marker(line).is_some()) {
+        return Ok(Reading { parts, parsed });
+    }
+    let mut rest = masked(reply, &parsed);
+    while rest.lines().any(|line| edit_marker(line).is_some()) {
+        let Some(mut part) = best_reader(registry, config, file, &parts, &rest, PART_CONFIDENCE)? else { break };
+        let output = part.instance.parse(&rest, &part.options)?;
+        if output.edits.is_empty() {
+            break;
+        }
+        rest = masked(&rest, &output);
+        part.edits = parsed.edits.len()..parsed.edits.len() + output.edits.len();
+        parsed.edits.extend(output.edits);
+        parsed.diagnostics.extend(output.diagnostics);
+        parsed.commands.extend(output.commands);
+        parts.push(part);
+    }
+    if let Some(diagnostic) = unread(&rest, &parts[0].name) {
+        parsed.diagnostics.push(diagnostic);
+    }
+    Ok(Reading { parts, parsed })
+}
+
+fn chosen_by(by: &ChosenBy) -> &'static str {
+    match by {
+        ChosenBy::Flag => "flag",
+        ChosenBy::Config => "config",
+        ChosenBy::Model { .. } => "model",
+        ChosenBy::Auto { .. } => "auto",
+    }
+}
+
+/// The error for a reply in which the format the user named found no edit
+/// while another format reads edits in it: a wrong `--format` (aider's
+/// `diff` is SEARCH/REPLACE, and people holding a diff type it).
+fn wrong_format(
+    registry: &Registry,
+    config: &Config,
+    file: Option<&str>,
+    named: &[Part],
+    reply: &str,
+) -> Result<(), CommandError> {
+    let Some(mut fits) = best_reader(registry, config, file, named, reply, FITS_CONFIDENCE)? else { return Ok(()) };
+    if fits.instance.parse(reply, &fits.options)?.edits.is_empty() {
+        return Ok(());
+    }
+    let message =
+        format!("format '{}' found no edit in this reply, but format '{}' reads edits in it", named[0].name, fits.name);
+    Err(CommandError {
+        reflection: Some(format!(
+            "Your reply was read as the {} format, which found no edit in it, while it reads as the {} \
+             format; nothing was applied. Write your edits in the {} format.\n",
+            named[0].name, fits.name, named[0].name
+        )),
+        ..CommandError::usage(message).hint(format!("pass --format {} (or --format auto)", fits.name))
+    })
+}
+
+/// The error for a reply that holds no edit at all: the same under every
+/// way of choosing the format, so a harness sees one status for it.
+fn no_edit(named: Option<&str>) -> Diagnostic {
+    let hint = match named {
+        Some(format) => {
+            format!("write each change in the {format} format (`git agent-apply prompt {format}` shows how)")
+        }
+        None => {
+            "write each change as an edit in a format this tool reads (`git agent-apply formats` lists them)".into()
+        }
+    };
+    Diagnostic::error("the reply holds no edit", None).with_hint(hint)
+}
+
+/// The format not yet used that is surest of `rest`, if at least `floor` sure.
+fn best_reader(
+    registry: &Registry,
+    config: &Config,
+    file: Option<&str>,
+    used: &[Part],
+    rest: &str,
+    floor: f32,
+) -> Result<Option<Part>, CommandError> {
+    let mut best: Option<(f32, Part)> = None;
+    for entry in registry.entries().iter().filter(|e| used.iter().all(|p| p.name != e.name)) {
+        let mut instance = registry.instantiate(entry)?;
+        let confidence = instance.detect(rest)?;
+        if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
+            let options = crate::cli::format_options(config, &entry.name, file);
+            best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0 }));
+        }
+    }
+    Ok(best.map(|(_, part)| part))
+}
+
+/// `text` with what `output` read blanked out (each byte of an edit or a
+/// suggested command becomes a space, line breaks stay), so the next
+/// format's spans still point into the reply.
+fn masked(text: &str, output: &ParseOutput) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    let spans = output.edits.iter().map(|e| e.span).chain(output.commands.iter().map(|c| c.span));
+    for span in spans {
+        let end = (span.end as usize).min(bytes.len());
+        for byte in &mut bytes[(span.start as usize).min(end)..end] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+    }
+    String::from_utf8(bytes).expect("ASCII spaces keep UTF-8 valid")
+}
+
+/// The error for edit markers no format read: which reply lines, and why it
+/// matters.
+fn unread(rest: &str, chosen: &str) -> Option<Diagnostic> {
+    let lines: Vec<u32> = rest
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| edit_marker(line).is_some())
+        .map(|(index, _)| index as u32 + 1)
+        .collect();
+    let (first, last) = (*lines.first()?, *lines.last()?);
+    let listed: Vec<String> = lines.iter().map(u32::to_string).collect();
+    let span: Span = SourceMap::new(rest).lines_span(first, last);
+    Some(
+        Diagnostic::error(
+            format!(
+                "reply lines {} hold edit markers that no format could read; applying the rest would drop those edits",
+                listed.join(", ")
+            ),
+            Some(span),
+        )
+        .with_hint(format!("send every edit in one format ({chosen}), each block complete")),
+    )
+}
+
+/// Apply each part's `allowed` edits (indexes into `edits`) with its own
+/// format, each part on the files as the parts before it left them. The
+/// changes are one per path; the outcomes are by edit index.
+pub fn apply(
+    parts: &mut [Part],
+    snapshots: &[File],
+    edits: &[Edit],
+    allowed: &[usize],
+) -> Result<(Vec<Change>, Vec<Option<Outcome>>), CommandError> {
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; edits.len()];
+    let mut changes: Vec<Change> = Vec::new();
+    let mut current: Option<Vec<File>> = None;
+    let count = parts.len();
+    for (number, part) in parts.iter_mut().enumerate() {
+        let mine: Vec<usize> = allowed.iter().copied().filter(|i| part.edits.contains(i)).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        // A large single-format reply is passed as it is, not copied.
+        let subset: Vec<Edit>;
+        let given = if mine.len() == edits.len() {
+            edits
+        } else {
+            subset = mine.iter().map(|&i| edits[i].clone()).collect();
+            &subset
+        };
+        let files = current.as_deref().unwrap_or(snapshots);
+        let output = part
+            .instance
+            .apply(files, given, &part.options)?
+            .map_err(|message| CommandError::usage(format!("format '{}' refused the request: {message}", part.name)))?;
+        for outcome in output.outcomes {
+            if let Some(&index) = mine.get(outcome.edit as usize) {
+                outcomes[index].get_or_insert(Outcome { edit: index as u32, ..outcome });
+            }
+        }
+        if number + 1 < count {
+            current = Some(advanced(files, &output.changes));
+        }
+        for change in output.changes {
+            fold(&mut changes, change);
+        }
+    }
+    Ok((changes, outcomes))
+}
+
+/// The files after `changes`.
+fn advanced(files: &[File], changes: &[Change]) -> Vec<File> {
+    let mut files = files.to_vec();
+    for change in changes {
+        let (gone, written) = match change {
+            Change::Write(file) => (file.path.as_str(), Some(file.clone())),
+            Change::Delete(path) => (path.as_str(), None),
+            Change::Rename(r) => (r.from.as_str(), Some(File::new(r.to.clone(), r.content.clone()))),
+        };
+        files.retain(|f| f.path != gone && written.as_ref().is_none_or(|w| w.path != f.path));
+        files.extend(written);
+    }
+    files
+}
+
+/// Add `change` to `changes`, keeping one change per path: a later write of
+/// a path a rename produced stays that rename, with the new contents.
+fn fold(changes: &mut Vec<Change>, change: Change) {
+    let Some(earlier) = changes.iter_mut().find(|c| c.path() == change.path()) else {
+        changes.push(change);
+        return;
+    };
+    *earlier = match (std::mem::replace(earlier, Change::Delete(String::new())), change) {
+        (Change::Rename(mut r), Change::Write(file)) => {
+            r.content = file.content;
+            Change::Rename(r)
+        }
+        (_, later) => later,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_apply_sdk::types::Renamed;
+
+    #[test]
+    fn a_later_write_keeps_the_earlier_rename() {
+        let mut changes = Vec::new();
+        fold(&mut changes, Change::Rename(Renamed { from: "a".into(), to: "b".into(), content: "1".into() }));
+        fold(&mut changes, Change::Write(File::new("b", "2")));
+        fold(&mut changes, Change::Write(File::new("c", "3")));
+        assert_eq!(changes.len(), 2);
+        assert!(matches!(&changes[0], Change::Rename(r) if r.from == "a" && r.content == "2"));
+        let after = advanced(&[File::new("a", "1")], &changes);
+        assert_eq!(after, vec![File::new("b", "2"), File::new("c", "3")]);
+    }
+
+    #[test]
+    fn masking_keeps_offsets_and_lines() {
+        let reply = "é\n<<<<<<< SEARCH\nx\n";
+        let span = SourceMap::new(reply).lines_span(2, 2);
+        let output = ParseOutput {
+            edits: vec![Edit {
+                path: "a".into(),
+                related_paths: Vec::new(),
+                span,
+                summary: String::new(),
+                payload: String::new(),
+            }],
+            diagnostics: Vec::new(),
+            commands: Vec::new(),
+        };
+        let rest = masked(reply, &output);
+        assert_eq!(rest.len(), reply.len());
+        assert_eq!(rest.lines().nth(1).unwrap().trim(), "");
+        assert!(unread(&rest, "editblock").is_none());
+        assert!(unread(reply, "editblock").unwrap().message.contains("reply lines 2 "));
+    }
+}

@@ -1,0 +1,66 @@
+//! Lines that only an edit format writes: SEARCH/REPLACE markers, diff
+//! headers, patch envelopes. Code almost never holds them, so a reply line
+//! with one is part of an edit, and a file's new contents holding one are a
+//! leftover of another format (`whole` refuses to write them, the host
+//! reports reply lines holding one that no format read).
+
+use crate::text::strip_ending;
+
+/// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
+/// if it is one.
+pub fn edit_marker(line: &str) -> Option<&'static str> {
+    let line = strip_ending(line).trim();
+    let run = |ch: char| {
+        let count = line.chars().take_while(|&c| c == ch).count();
+        (5..=9).contains(&count).then(|| line[count..].trim().trim_end_matches('>').trim_end())
+    };
+    let search = run('<').or_else(|| run('-')).is_some_and(|rest| rest.eq_ignore_ascii_case("SEARCH"));
+    let replace = run('>').or_else(|| run('+')).is_some_and(|rest| rest.eq_ignore_ascii_case("REPLACE"));
+    if search || replace {
+        return Some("editblock");
+    }
+    let hunk = line.starts_with("@@ -") && line[3..].contains(" @@");
+    if hunk || line.starts_with("diff --git ") || line.starts_with("--- a/") || line.starts_with("+++ b/") {
+        return Some("udiff");
+    }
+    if ["*** Begin Patch", "*** Update File:", "*** Add File:", "*** Delete File:"].iter().any(|m| line.starts_with(m))
+    {
+        return Some("apply-patch");
+    }
+    None
+}
+
+/// The first line of `text` (1-based) holding an edit marker, with the
+/// format that writes it.
+pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
+    text.lines().enumerate().find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knows_each_formats_markers() {
+        for (line, format) in [
+            ("<<<<<<< SEARCH", "editblock"),
+            ("------- SEARCH", "editblock"),
+            (">>>>>>> REPLACE\n", "editblock"),
+            ("@@ -1,3 +1,4 @@", "udiff"),
+            ("@@ -1 +1 @@ fn main", "udiff"),
+            ("diff --git a/x b/x", "udiff"),
+            ("--- a/src/x.rs", "udiff"),
+            ("*** Begin Patch", "apply-patch"),
+        ] {
+            assert_eq!(edit_marker(line), Some(format), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn code_is_not_a_marker() {
+        for line in ["=======", "x <<<<<<< y", "-- comment", "@@ not a hunk", "--- ", "# *** note"] {
+            assert_eq!(edit_marker(line), None, "{line:?}");
+        }
+        assert_eq!(first_marker("a\n<<<<<<< SEARCH\n"), Some((2, "editblock")));
+    }
+}

@@ -1,0 +1,6 @@
+from typing import Protocol
+
+class Store(Protocol):
+    def get(self, key: str) -> bytes:
+        """Read a value."""
+        ...

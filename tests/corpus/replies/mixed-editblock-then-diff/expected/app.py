@@ -1,0 +1,11 @@
+import os
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return f.read()
+
+
+def main():
+    print(load('x'))

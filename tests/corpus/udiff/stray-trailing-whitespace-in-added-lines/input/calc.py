@@ -1,0 +1,5 @@
+def total(items):
+    s = 0
+    for i in items:
+        s += i
+    return s

@@ -1,0 +1,6 @@
+def fetch(url):
+    return get(url)
+
+
+def fetch_all(urls):
+    return [fetch(u) for u in urls]

@@ -1,0 +1,4 @@
+CONFIG = {
+    # ... rest of the settings come from the environment ...
+    'debug': True,
+}

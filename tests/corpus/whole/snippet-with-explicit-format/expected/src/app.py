@@ -1,0 +1,2 @@
+def main():
+    print(load(sys.argv[1]))

@@ -1,0 +1,265 @@
+//! Nothing the model wrote is silently dropped, misread, or refused for
+//! nothing (issue #20): each item through the real binary.
+
+use serde_json::Value;
+
+use crate::repo::TestRepo;
+
+fn json(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+}
+
+/// Apply `reply` with `args` in `repo`; the exit code and the JSON report.
+fn run(repo: &TestRepo, args: &[&str], reply: &str) -> (i32, Value) {
+    let out = repo.apply().args(args).arg("--json").write_stdin(reply.to_string()).output().unwrap();
+    (out.status.code().unwrap(), json(&out.stdout))
+}
+
+const APP: &str = "import os\n\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef main():\n    print(load('x'))\n";
+const UTIL: &str = "def helper():\n    return 1\n";
+
+const SEARCH_REPLACE: &str =
+    "app.py\n```python\n<<<<<<< SEARCH\nimport os\n=======\nimport os\nimport sys\n>>>>>>> REPLACE\n```\n";
+const DIFF: &str =
+    "```diff\n--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n def helper():\n-    return 1\n+    return 2\n```\n";
+
+#[test]
+fn a_reply_mixing_formats_applies_every_part_in_its_own_format() {
+    for reply in [format!("{SEARCH_REPLACE}\nAnd:\n\n{DIFF}"), format!("{DIFF}\nAnd:\n\n{SEARCH_REPLACE}")] {
+        let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+        let (code, report) = run(&repo, &[], &reply);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(report["status"], "applied");
+        assert_eq!(report["edits"].as_array().unwrap().len(), 2, "{report:#}");
+        assert_eq!(report["format"]["also"].as_array().unwrap().len(), 1, "{report:#}");
+        assert!(repo.committed("app.py").unwrap().contains("import sys"));
+        assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 2\n");
+        // `parse` reads the same two edits.
+        let out = repo.apply().args(["parse", "--json", "-"]).write_stdin(reply.clone()).output().unwrap();
+        assert_eq!(json(&out.stdout)["edits"].as_array().unwrap().len(), 2);
+    }
+}
+
+#[test]
+fn a_mixed_reply_is_all_or_nothing_and_unread_markers_are_named() {
+    // The diff's hunk does not apply: the SEARCH/REPLACE part is not applied either.
+    let broken_diff = DIFF.replace("-    return 1", "-    return 7");
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let before = repo.state();
+    let (code, report) = run(&repo, &["--format", "editblock"], &format!("{SEARCH_REPLACE}\n{broken_diff}"));
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["status"], "failed");
+    assert_eq!(repo.state(), before);
+    // Markers no format can read: refused, naming their reply lines.
+    // A diff with headers but no hunk: no format reads an edit there.
+    let stray = format!("{SEARCH_REPLACE}\nthen\n\n--- a/util.py\n+++ b/util.py\n");
+    let (code, report) = run(&repo, &[], &stray);
+    assert_eq!(code, 1, "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("reply lines 13, 14 hold edit markers"), "{message}");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
+fn whole_refuses_a_snippet_and_other_formats_markers() {
+    let body = "import os\nimport sys\n\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n\ndef save(path, text):\n    with open(path, 'w') as f:\n        f.write(text)\n\n\ndef main():\n    print(load(sys.argv[1]))\n    return 0\n";
+    let snippet = "src/app.py\n```python\ndef main():\n    print(load(sys.argv[1]))\n```\n";
+    let repo = TestRepo::with(&[("src/app.py", body)]);
+    let before = repo.state();
+    let (code, report) = run(&repo, &[], snippet);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("fragment"), "{report:#}");
+    assert_eq!(repo.state(), before);
+    // Naming the format says the file really shrinks.
+    let (code, report) = run(&repo, &["--format", "whole"], snippet);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("src/app.py").unwrap(), "def main():\n    print(load(sys.argv[1]))\n");
+    // Markers of another format are never written, even when named.
+    let (code, report) = run(&repo, &["--format", "whole"], &SEARCH_REPLACE.replace("app.py", "src/app.py"));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("editblock edit marker"), "{report:#}");
+}
+
+#[test]
+fn placeholders_are_refused_and_placeholder_looking_content_is_not() {
+    let handlers: String = (0..30).map(|i| format!("def handler_{i}(event):\n    return {i}\n\n\n")).collect();
+    let repo = TestRepo::with(&[
+        ("handlers.py", &handlers),
+        ("store.pyi", "class Store:\n    def get(self) -> bytes:\n        \"\"\"Read.\"\"\"\n        ...\n"),
+    ]);
+    for placeholder in [
+        "# … (unchanged)",
+        "# [snip]",
+        "# remaining functions omitted for brevity",
+        "# <rest of code>",
+        "# Keep everything else the same",
+    ] {
+        let reply = format!("handlers.py\n```python\ndef handler_0(event):\n    return 100\n\n\n{placeholder}\n```\n");
+        let (code, report) = run(&repo, &[], &reply);
+        assert_eq!(code, 1, "{placeholder}: {report:#}");
+        assert!(report["edits"][0]["message"].as_str().unwrap().contains("leave code out"), "{report:#}");
+    }
+    let genuine = format!(
+        "{handlers}# Same as above, but for batches.\ndef handler_all(events):\n    return [handler_0(e) for e in events]\n"
+    );
+    let (code, report) = run(&repo, &[], &format!("handlers.py\n```python\n{genuine}```\n"));
+    assert_eq!(code, 0, "{report:#}");
+    let stub = "store.pyi\n```python\n<<<<<<< SEARCH\n        ...\n=======\n        ...\n\n    def put(self, value: bytes) -> None:\n        \"\"\"Write.\"\"\"\n        ...\n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], stub);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(repo.committed("store.pyi").unwrap().contains("def put"));
+}
+
+#[test]
+fn an_explicit_format_that_finds_no_edit_names_the_format_that_fits() {
+    let repo = TestRepo::with(&[("util.py", UTIL)]);
+    let before = repo.state();
+    // aider's `diff` is SEARCH/REPLACE; people holding a unified diff type it.
+    let (code, report) = run(&repo, &["--format", "diff"], DIFF);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(report["error"]["message"].as_str().unwrap().contains("format 'udiff' reads edits"), "{report:#}");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.state(), before);
+    // A reply with no edit at all: one status and exit code, however the format was chosen.
+    let prose = "I looked at util.py and it seems fine as it is.\n";
+    for args in [&[][..], &["--format", "editblock"], &["--format", "udiff"], &["--format", "whole"]] {
+        let (code, report) = run(&repo, args, prose);
+        assert_eq!((code, report["status"].as_str()), (1, Some("failed")), "{args:?}: {report:#}");
+        assert!(!report["reflection"].as_str().unwrap().is_empty(), "{args:?}");
+    }
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
+fn a_retried_reply_is_unchanged_and_a_mix_is_reported_edit_by_edit() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let (code, _) = run(&repo, &[], SEARCH_REPLACE);
+    assert_eq!(code, 0);
+    let head = repo.head();
+    let (code, report) = run(&repo, &[], SEARCH_REPLACE);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "unchanged");
+    assert_eq!(report["edits"][0]["status"], "already-applied");
+    assert!(!report["reflection"].as_str().unwrap().is_empty());
+    assert_eq!(repo.head(), head);
+    // One edit already there, one new: the new one is committed.
+    let util = "util.py\n```python\n<<<<<<< SEARCH\n    return 1\n=======\n    return 3\n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], &format!("{SEARCH_REPLACE}\n{util}"));
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["status"], "applied");
+    let statuses: Vec<&str> =
+        report["edits"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["already-applied", "applied"]);
+    assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 3\n");
+}
+
+#[test]
+fn a_cut_off_reply_is_refused_whole_even_with_partial() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    let before = repo.state();
+    let cut = format!("{SEARCH_REPLACE}\nutil.py\n```python\n<<<<<<< SEARCH\n    return 1\n=======\n    retu");
+    for args in [&[][..], &["--partial"]] {
+        let (code, report) = run(&repo, args, &cut);
+        assert_eq!(code, 1, "{report:#}");
+        assert_eq!(report["status"], "failed");
+        let reflection = report["reflection"].as_str().unwrap();
+        assert!(reflection.contains("cut off: inside block 2 for util.py (reply line 13)"), "{reflection}");
+        assert!(reflection.contains("from that edit on"), "{reflection}");
+        assert_eq!(repo.state(), before);
+    }
+}
+
+#[test]
+fn a_slightly_wrong_path_applies_to_the_one_file_it_means_and_says_so() {
+    let repo = TestRepo::with(&[("sample.txt", "hello\n"), ("src/app.py", APP), ("tests/app.py", "x = 1\n")]);
+    let (code, report) = run(&repo, &[], "path/to/sample.txt\n```\nhello, world\n```\n");
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("sample.txt").unwrap(), "hello, world\n");
+    assert!(repo.committed("path/to/sample.txt").is_none());
+    assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains("applied to sample.txt"), "{report:#}");
+    // Two files it could mean: a did-you-mean, and the new file is what was asked for.
+    let (code, report) = run(&repo, &[], "app.py\n```python\nprint(1)\n```\n");
+    assert_eq!(code, 0, "{report:#}");
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("did you mean src/app.py or tests/app.py"), "{message}");
+    // An extensionless file named clearly, and a usage example after a whole file.
+    let repo = TestRepo::with(&[("Taskfile", "run: make\n"), ("util.py", UTIL)]);
+    let reply = "`Taskfile`:\n```\nrun: make all\n```\n\nThen run it:\n\n```python\nprint(helper())\n```\n";
+    let (code, report) = run(&repo, &["--format", "whole"], reply);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(repo.committed("Taskfile").unwrap(), "run: make all\n");
+    assert_eq!(report["diagnostics"][0]["severity"], "warning", "{report:#}");
+}
+
+#[test]
+fn the_report_says_how_each_edit_was_placed() {
+    let repo = TestRepo::with(&[("app.py", APP), ("util.py", UTIL)]);
+    // The SEARCH text has stray trailing spaces: placed ignoring trailing whitespace.
+    let reply = "util.py\n```python\n<<<<<<< SEARCH\ndef helper():  \n    return 1\n=======\ndef helper():  \n    return 2  \n>>>>>>> REPLACE\n```\n";
+    let (code, report) = run(&repo, &[], reply);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!(matched["level"], "trailing-whitespace", "{report:#}");
+    assert_eq!(matched["candidates"][0], serde_json::json!({"level": "exact", "count": 0}));
+    assert_eq!(matched["candidates"][1], serde_json::json!({"level": "trailing-whitespace", "count": 1}));
+    // Item 8: the stray trailing whitespace of the REPLACE lines is not written.
+    assert_eq!(repo.committed("util.py").unwrap(), "def helper():\n    return 2\n");
+    // A hunk placed away from its header's line is reported as relocated.
+    let diff = "```diff\n--- a/app.py\n+++ b/app.py\n@@ -12,2 +12,2 @@\n def main():\n-    print(load('x'))\n+    print(load('y'))\n```\n";
+    let (code, report) = run(&repo, &[], diff);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!((matched["relocated"].as_bool(), matched["stated_line"].as_u64()), (Some(true), Some(12)), "{report:#}");
+}
+
+#[test]
+fn a_hashline_anchor_that_moved_follows_its_unique_hash() {
+    let big: String = (1..=70).map(|i| format!("line {i}\n")).collect();
+    let input = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/corpus/hashline/relocation-follows-each-anchor/input/big.py"
+    ))
+    .unwrap();
+    let reply = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/corpus/hashline/relocation-follows-each-anchor/reply.md"
+    ))
+    .unwrap();
+    let repo = TestRepo::with(&[("big.py", &input), ("other.txt", &big)]);
+    let (code, report) = run(&repo, &["--format", "hashline"], &reply);
+    assert_eq!(code, 0, "{report:#}");
+    let matched = &report["edits"][0]["matched"];
+    assert_eq!((matched["level"].as_str(), matched["stated_line"].as_u64()), (Some("anchor"), Some(60)), "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("relocated from line 60 to line 61"));
+}
+
+#[test]
+fn checks_run_under_no_commit_and_dry_run_against_the_new_tree() {
+    let repo = TestRepo::with(&[("util.py", UTIL)]);
+    // The checked tree's objects are written (unreachable; gc prunes them):
+    // everything else of the repository stays as it was.
+    let untouched = |repo: &TestRepo| {
+        let state = repo.state();
+        (state.head, state.index, state.status, state.reachable, state.files)
+    };
+    let before = untouched(&repo);
+    let check = "grep -q 'return 2' util.py";
+    // --dry-run: a "would it pass" answer, nothing written.
+    let (code, report) = run(&repo, &["--dry-run", "--check", check], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"][0]["passed"], true, "{report:#}");
+    assert_eq!(untouched(&repo), before);
+    let (code, report) = run(&repo, &["--dry-run", "--check", "false"], DIFF);
+    assert_eq!((code, report["status"].as_str()), (3, Some("checks-failed")), "{report:#}");
+    assert_eq!(untouched(&repo), before);
+    // --no-commit: a failing check leaves the working tree alone.
+    let (code, _) = run(&repo, &["--no-commit", "--check", "false"], DIFF);
+    assert_eq!(code, 3);
+    assert_eq!(untouched(&repo), before);
+    let (code, report) = run(&repo, &["--no-commit", "--check", check], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"].as_array().unwrap().len(), 1);
+    assert_eq!(String::from_utf8(repo.read("util.py").unwrap()).unwrap(), "def helper():\n    return 2\n");
+    assert_eq!(repo.head(), before.0.trim());
+}
