@@ -263,7 +263,7 @@ fn build_repo(dir: &Path, outside: &Path, scenario: &Scenario) {
     let first_dirty = scenario.dirty.iter().find(|(p, _)| p != "untracked.txt").map(|(p, _)| p.as_str());
     if let Some(path) = first_dirty {
         if scenario.states.contains(&UserState::Staged) || scenario.states.contains(&UserState::PartiallyStaged) {
-            git(dir, &["add", path]);
+            git(dir, &["add", "--sparse", path]);
         }
         if scenario.states.contains(&UserState::PartiallyStaged) {
             let full = dir.join(path);
