@@ -94,6 +94,16 @@ impl Parser<'_, '_> {
                 return; // prose ended the patch
             }
         }
+        // The first edit's span starts at the patch's `*** Begin Patch`, so
+        // the envelope is read as part of an edit, not left as a marker no
+        // format read.
+        if let Some(first) = self.parsed.edits.get_mut(before) {
+            let begin = self.place.span(self.located.begin..self.located.begin);
+            if begin.start < first.span.start {
+                first.span.start = begin.start;
+                first.span.first_line = begin.first_line;
+            }
+        }
         if self.located.ending == Ending::Open {
             self.cut_off();
         } else if self.parsed.edits.len() == before {

@@ -191,12 +191,8 @@ impl Format for ApplyPatch {
                 parsed.commands.push(SuggestedCommand { command: fence.body.trim_end().to_string(), span });
             }
         }
-        if parsed.edits.is_empty() && parsed.diagnostics.is_empty() {
-            parsed.diagnostics.push(Diagnostic::error("no V4A patch found in the reply", None).with_hint(
-                "send changes as `*** Begin Patch`, then `*** Update File: PATH` sections whose `@@` hunks have \
-                 lines starting with ` ` (unchanged), `-` (removed) or `+` (added), then `*** End Patch`",
-            ));
-        }
+        // A reply with no patch at all holds no edit: the host says so the same
+        // way for every format, naming the format that fits if another does.
         parsed
     }
 
