@@ -275,3 +275,24 @@ fn a_user_worktree_is_never_taken_for_a_dead_runs_sandbox() {
     assert!(repo.git(&["worktree", "list"]).contains(user_tree.to_str().unwrap()));
     repo.fsck();
 }
+
+/// Found by the soak: a run killed while libgit2 wrote the scratch index
+/// left `index.new` and its lock in the state directory, and every later
+/// `recover` failed with "the index is locked". They are a dead run's.
+#[test]
+fn a_scratch_index_left_by_a_killed_run_does_not_block_recovery() {
+    let repo = TestRepo::with(BEFORE);
+    let out = repo
+        .apply()
+        .args(["--format", "whole"])
+        .env("AGENT_APPLY_FAULT", "after-ref")
+        .write_stdin(whole_reply(AFTER))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let state = repo.path().join(".git/agent-apply");
+    std::fs::write(state.join("index.new"), "half an index").unwrap();
+    std::fs::write(state.join("index.new.lock"), "half an index").unwrap();
+    repo.apply().arg("recover").assert().success();
+    assert_consistent(&repo, AFTER, &[]);
+}

@@ -152,6 +152,11 @@ fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[Path
     // libgit2 writes an index only to its own path (taking `path.lock`), so
     // the new index is built in a scratch copy and then moved into the lock.
     let scratch = state_dir.join("index.new");
+    // A run killed while libgit2 wrote the scratch index left it (and its
+    // lock) behind; under the repo lock and git's index lock, it is stale.
+    for stale in [scratch.clone(), state_dir.join("index.new.lock")] {
+        let _ = std::fs::remove_file(stale);
+    }
     let result = (|| {
         match std::fs::copy(&index_path, &scratch) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
