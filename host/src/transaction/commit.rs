@@ -68,7 +68,11 @@ impl GitRepo {
 
     /// A tree: `base` with `changes` (path → new blob and executable bit, or
     /// deletion) applied. Only the trees along the changed paths are rewritten.
-    pub(super) fn tree_with(&self, base: Option<Oid>, changes: &BTreeMap<String, Option<(Oid, bool)>>) -> Result<Oid, TxError> {
+    pub(super) fn tree_with(
+        &self,
+        base: Option<Oid>,
+        changes: &BTreeMap<String, Option<(Oid, bool)>>,
+    ) -> Result<Oid, TxError> {
         let base_tree = match base {
             Some(commit) => self.repo.find_commit(commit).and_then(|c| c.tree()).map_err(TxError::git)?,
             None => {

@@ -25,9 +25,7 @@ pub fn recorded<T>(
     locks: &[PathBuf],
     write: impl FnOnce() -> Result<T, TxError>,
 ) -> Result<T, TxError> {
-    if let Some(held) = locks.iter().find(|lock| lock.symlink_metadata().is_ok()) {
-        return Err(TxError::Locked { lock: held.clone() });
-    }
+    wait_until_free(locks)?;
     let record = state_dir.join(RECORD);
     let lines: Vec<String> = locks.iter().map(|l| l.to_string_lossy().into_owned()).collect();
     std::fs::write(&record, lines.join("\n")).map_err(|e| TxError::io(&record, e))?;
@@ -35,6 +33,21 @@ pub fn recorded<T>(
     let result = write();
     remove(&record)?;
     result
+}
+
+/// Wait a moment for `locks` to be free: git holds them for milliseconds
+/// (another applier finishing its index write, a `git status` refreshing
+/// it). One still there after that is held, and an error.
+pub fn wait_until_free(locks: &[PathBuf]) -> Result<(), TxError> {
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    loop {
+        match locks.iter().find(|lock| lock.symlink_metadata().is_ok()) {
+            None => return Ok(()),
+            Some(lock) if started.elapsed() > PATIENCE => return Err(TxError::Locked { lock: lock.clone() }),
+            Some(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
 }
 
 /// Whether a run left a record behind (it was killed mid-write).

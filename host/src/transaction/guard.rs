@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, convert, worktree};
+use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, convert, gitlock, worktree};
 
 /// A git operation that is under way (merge, rebase, …), and how to settle it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,11 +188,7 @@ impl GitRepo {
     /// holds the index or the branch: the run would fail halfway otherwise.
     pub(super) fn refuse_held_locks(&self, head: &Head) -> Result<(), TxError> {
         let dir = if head.reference == "HEAD" { self.repo.path() } else { self.repo.commondir() };
-        let locks = [self.repo.path().join("index.lock"), dir.join(format!("{}.lock", head.reference))];
-        match locks.into_iter().find(|lock| lock.symlink_metadata().is_ok()) {
-            Some(lock) => Err(TxError::Locked { lock }),
-            None => Ok(()),
-        }
+        gitlock::wait_until_free(&[self.repo.path().join("index.lock"), dir.join(format!("{}.lock", head.reference))])
     }
 }
 
