@@ -22,18 +22,20 @@ fn assert_consistent(repo: &TestRepo, files: &[(&str, &str)], absent: &[&str]) {
     repo.fsck();
 }
 
+/// The binary applying `AFTER` (whole format, with `args`), killed by an
+/// injected fault at `stage`.
+fn killed_at(repo: &TestRepo, stage: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = repo.apply();
+    cmd.args(["--format", "whole"]).args(args).env("AGENT_APPLY_FAULT", stage);
+    cmd.write_stdin(whole_reply(AFTER)).output().unwrap()
+}
+
 #[test]
 fn killed_at_each_stage_then_recovered_is_before_or_after() {
     for stage in &STAGES {
         let repo = TestRepo::with(BEFORE);
         let old = repo.head();
-        let out = repo
-            .apply()
-            .args(["--format", "whole"])
-            .env("AGENT_APPLY_FAULT", stage)
-            .write_stdin(whole_reply(AFTER))
-            .output()
-            .unwrap();
+        let out = killed_at(&repo, stage, &[]);
         assert!(!out.status.success(), "{stage}: the fault must kill the run");
         assert!(String::from_utf8_lossy(&out.stderr).contains("injected fault"), "{stage}");
         let moved = repo.head() != old;
@@ -52,13 +54,7 @@ fn killed_at_each_stage_then_recovered_is_before_or_after() {
 #[test]
 fn the_next_run_finishes_an_interrupted_one_first() {
     let repo = TestRepo::with(BEFORE);
-    let out = repo
-        .apply()
-        .args(["--format", "whole"])
-        .env("AGENT_APPLY_FAULT", "mid-worktree")
-        .write_stdin(whole_reply(AFTER))
-        .output()
-        .unwrap();
+    let out = killed_at(&repo, "mid-worktree", &[]);
     assert!(!out.status.success());
     assert_ne!(repo.status(), "", "the crash left the working tree half updated");
     repo.apply().args(["--format", "whole"]).write_stdin(whole_reply(&[("d.txt", "D\n")])).assert().success();
@@ -68,13 +64,7 @@ fn the_next_run_finishes_an_interrupted_one_first() {
 #[test]
 fn a_run_killed_while_writing_the_index_leaves_no_stale_index_lock() {
     let repo = TestRepo::with(BEFORE);
-    let out = repo
-        .apply()
-        .args(["--format", "whole"])
-        .env("AGENT_APPLY_FAULT", "mid-index-write")
-        .write_stdin(whole_reply(AFTER))
-        .output()
-        .unwrap();
+    let out = killed_at(&repo, "mid-index-write", &[]);
     assert!(!out.status.success());
     // What libgit2 holds while it writes the index, left by the kill.
     std::fs::write(repo.path().join(".git/index.lock"), "").unwrap();
@@ -86,13 +76,7 @@ fn a_run_killed_while_writing_the_index_leaves_no_stale_index_lock() {
 #[test]
 fn a_run_killed_while_moving_the_branch_leaves_no_stale_ref_lock() {
     let repo = TestRepo::with(BEFORE);
-    let out = repo
-        .apply()
-        .args(["--format", "whole"])
-        .env("AGENT_APPLY_FAULT", "mid-ref-move")
-        .write_stdin(whole_reply(AFTER))
-        .output()
-        .unwrap();
+    let out = killed_at(&repo, "mid-ref-move", &[]);
     assert!(!out.status.success());
     // What libgit2 holds while it moves the branch, left by the kill.
     std::fs::write(repo.path().join(".git/refs/heads/main.lock"), "").unwrap();
@@ -104,13 +88,7 @@ fn a_run_killed_while_moving_the_branch_leaves_no_stale_ref_lock() {
 #[test]
 fn recovery_never_overwrites_later_user_edits() {
     let repo = TestRepo::with(BEFORE);
-    let out = repo
-        .apply()
-        .args(["--format", "whole"])
-        .env("AGENT_APPLY_FAULT", "after-ref")
-        .write_stdin(whole_reply(AFTER))
-        .output()
-        .unwrap();
+    let out = killed_at(&repo, "after-ref", &[]);
     assert!(!out.status.success());
     repo.write("b.txt", "the user typed this after the crash\n");
     let out = repo.apply().args(["recover", "--json"]).output().unwrap();
@@ -124,13 +102,7 @@ fn recovery_never_overwrites_later_user_edits() {
 fn no_commit_mode_is_crash_safe_too() {
     for stage in ["after-journal", "mid-write", "mid-worktree"] {
         let repo = TestRepo::with(BEFORE);
-        let out = repo
-            .apply()
-            .args(["--format", "whole", "--no-commit"])
-            .env("AGENT_APPLY_FAULT", stage)
-            .write_stdin(whole_reply(AFTER))
-            .output()
-            .unwrap();
+        let out = killed_at(&repo, stage, &["--no-commit"]);
         assert!(!out.status.success());
         repo.apply().arg("recover").assert().success();
         for (path, content) in AFTER {
@@ -282,13 +254,7 @@ fn a_user_worktree_is_never_taken_for_a_dead_runs_sandbox() {
 #[test]
 fn a_scratch_index_left_by_a_killed_run_does_not_block_recovery() {
     let repo = TestRepo::with(BEFORE);
-    let out = repo
-        .apply()
-        .args(["--format", "whole"])
-        .env("AGENT_APPLY_FAULT", "after-ref")
-        .write_stdin(whole_reply(AFTER))
-        .output()
-        .unwrap();
+    let out = killed_at(&repo, "after-ref", &[]);
     assert!(!out.status.success());
     let state = repo.path().join(".git/agent-apply");
     std::fs::write(state.join("index.new"), "half an index").unwrap();
