@@ -150,7 +150,7 @@ class Plugin(exports.Plugin):
             kind, message, lines = self.apply_one(current, originals, edit.path, payload)
             outcomes.append(t.Outcome(
                 edit=index, status=t.EditStatus.FAILED if kind else t.EditStatus.APPLIED, kind=kind,
-                message=message, hint=None, applied_path=None, lines=lines))
+                message=message, hint=None, applied_path=None, lines=lines, matched=None))
         changes = [t.Change_Write(t.File(path=p, content=c)) for p, c in current.items() if originals.get(p) != c]
         return t.ApplyOutput(changes=changes, outcomes=outcomes)
 
