@@ -8,7 +8,7 @@ use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, 
 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
-use crate::transaction::{CommitRequest, SnapshotError, binary_changes, check_path, planned_paths, read_snapshot};
+use crate::transaction::{CommitRequest, SnapshotError, binary_changes, check_path, planned_paths, read_text};
 use crate::{parts, suffix};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
@@ -52,7 +52,9 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
             Some(repo) => repo.check_edit_path(path, args.allow_ignored),
             None => check_path(&context.root, path).map_err(SnapshotError::from),
         };
-        checked.and_then(|_| read_snapshot(&context.root, path, &limits))
+        // The checked path is read as it is: the policy walked it once already.
+        let text = checked.and_then(|full| read_text(&full, path, &limits))?;
+        Ok(text.map(|content| File { path: path.to_string(), content }))
     };
     let mut missing = Vec::new();
     for path in &planned {

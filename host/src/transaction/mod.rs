@@ -32,7 +32,7 @@ pub use journal::Recovery;
 use lock::RepoLock;
 pub use paths::{PathError, check_path, lexical_normal};
 pub use sandbox::CheckResult;
-pub use snapshot::{SnapshotError, binary_changes, planned_paths, read_snapshot, read_text, text_within};
+pub use snapshot::{SnapshotError, binary_changes, planned_paths, read_text, text_within};
 pub use undo::Undone;
 
 /// The trailer that marks an agent commit (`Agent-Apply: <format>`).

@@ -4,9 +4,9 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use agent_apply_sdk::types::{Change, Edit, File};
+use agent_apply_sdk::types::{Change, Edit};
 
-use super::{PathError, check_path};
+use super::PathError;
 use crate::limits::{InputLimits, long_line, nul_offset};
 
 /// A file that cannot be handed to a plugin.
@@ -70,13 +70,6 @@ pub fn binary_changes(changes: &[Change]) -> Vec<SnapshotError> {
             nul_offset(content.as_bytes()).map(|offset| SnapshotError::BecomesBinary { path: path.clone(), offset })
         })
         .collect()
-}
-
-/// Read the snapshot of one path under `root` (`None`: it does not exist),
-/// refusing files over the size or line limits, binary files and non-UTF-8.
-pub fn read_snapshot(root: &Path, path: &str, limits: &InputLimits) -> Result<Option<File>, SnapshotError> {
-    let full = check_path(root, path)?;
-    Ok(read_text(&full, path, limits)?.map(|content| File { path: path.to_string(), content }))
 }
 
 /// The text of the file at `full` (called `path` in errors), if it exists
