@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod registry;
 pub mod report;
 pub mod runtime;
+pub mod schema;
 pub mod suffix;
 pub mod transaction;
 pub mod view;

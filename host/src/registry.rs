@@ -129,7 +129,7 @@ pub enum RegistryError {
 }
 
 /// Why a format was chosen, for reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "by")]
 pub enum ChosenBy {
     Flag,

@@ -22,6 +22,7 @@ mod python;
 mod replies;
 mod repo;
 mod sandbox;
+mod schema;
 mod security;
 mod states;
 mod tool_calls;
