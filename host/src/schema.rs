@@ -42,7 +42,7 @@ impl ErrorReport {
 /// Every object `apply --json` and `parse --json` print.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-#[allow(dead_code)] // Only its schema is used.
+#[allow(dead_code, clippy::large_enum_variant)] // Only its schema is used.
 enum Report {
     Apply(ApplyReport),
     Parse(ParseReport),
