@@ -24,6 +24,7 @@ mod repo;
 mod sandbox;
 mod schema;
 mod security;
+mod snapshots;
 mod states;
 mod tool_calls;
 mod transaction;
