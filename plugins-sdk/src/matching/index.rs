@@ -1,0 +1,269 @@
+//! Finding a block of lines in a file: each level's line hashes, chained
+//! into an index, searched from the block's rarest line.
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use crate::text::{lines_with_endings, split_bom, strip_ending};
+
+use super::*;
+
+pub(super) fn hash_str(s: &str) -> u64 {
+    // Eight bytes at a time, then a final avalanche so rolling sums spread well.
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes = s.as_bytes();
+    let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        h = (h ^ word).wrapping_mul(K).rotate_left(31);
+    }
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h | 1
+}
+
+pub(super) fn line_key(line: &str, level: Level) -> u64 {
+    hash_str(&normalize(line, level))
+}
+
+pub(super) const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
+
+/// A file's lines (without endings), with per-level line hashes and an index
+/// of them, each computed on first use.
+pub struct Haystack<'a> {
+    pub(super) lines: Vec<&'a str>,
+    keys: [OnceCell<Vec<u64>>; 4],
+    /// Per level: where each line hash occurs.
+    index: [OnceCell<LineIndex>; 4],
+}
+
+impl<'a> Haystack<'a> {
+    /// Lines without their endings (see [`crate::text::strip_ending`]).
+    pub fn new(lines: Vec<&'a str>) -> Self {
+        Haystack { lines, keys: Default::default(), index: Default::default() }
+    }
+
+    /// The lines of a file's content (after any BOM).
+    pub fn of(content: &'a str) -> Self {
+        let (_, body) = split_bom(content);
+        // Sized up front: growing by doubling would copy it several times.
+        let mut lines = Vec::with_capacity(crate::text::line_count(body));
+        lines.extend(lines_with_endings(body).map(strip_ending));
+        Haystack::new(lines)
+    }
+
+    /// The file's lines, without endings.
+    pub fn lines(&self) -> &[&'a str] {
+        &self.lines
+    }
+
+    /// How many lines the file has.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether the file has no lines.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    pub(super) fn keys(&self, level: Level) -> &[u64] {
+        self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
+    }
+
+    /// The line indexes whose hash at `level` is `key`, ascending, at most
+    /// `cap` of them (counting stops there).
+    fn occurrences(&self, level: Level, key: u64, cap: usize) -> Vec<usize> {
+        let keys = self.keys(level);
+        let index = self.index[level.key_slot()].get_or_init(|| LineIndex::new(keys));
+        index.chain(key).filter(|&i| keys[i] == key).take(cap).collect()
+    }
+
+    /// Start indexes (0-based) of every place in `within` where `needle`
+    /// matches at `level` (a line level, not elision or fuzzy), at most
+    /// `limit` of them, in order.
+    pub fn find_all(&self, needle: &[&str], level: Level, within: Range<usize>, limit: usize) -> Vec<usize> {
+        let m = needle.len();
+        let within = within.start.min(self.len())..within.end.min(self.len());
+        if m == 0 || within.len() < m || limit == 0 {
+            return Vec::new();
+        }
+        let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
+        let same_at = |start: usize| {
+            let keys = &self.keys(level)[start..start + m];
+            keys == needle_keys.as_slice() && (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j])
+        };
+
+        // The rarest line of the block anchors the search; a block of common
+        // lines only (each more frequent than the window is long, over the
+        // block's length) is cheaper to scan for.
+        let budget = within.len() / m + 1;
+        let mut anchor: Option<(usize, Vec<usize>)> = None;
+        for (j, &key) in needle_keys.iter().enumerate() {
+            let cap = anchor.as_ref().map_or(budget, |(_, places)| places.len());
+            let places = self.occurrences(level, key, cap + 1);
+            if places.len() <= cap && anchor.as_ref().is_none_or(|(_, best)| places.len() < best.len()) {
+                let done = places.is_empty();
+                anchor = Some((j, places));
+                if done {
+                    break;
+                }
+            }
+        }
+        if let Some((j, places)) = anchor {
+            let starts = places.into_iter().filter_map(|at| at.checked_sub(j));
+            return starts
+                .filter(|&start| start >= within.start && start + m <= within.end && same_at(start))
+                .take(limit)
+                .collect();
+        }
+        self.scan(level, &needle_keys, within, limit, same_at)
+    }
+
+    /// Slide a rolling hash of `needle_keys` over the line hashes of `within`.
+    fn scan(
+        &self,
+        level: Level,
+        needle_keys: &[u64],
+        within: Range<usize>,
+        limit: usize,
+        same_at: impl Fn(usize) -> bool,
+    ) -> Vec<usize> {
+        let m = needle_keys.len();
+        let keys = &self.keys(level)[within.clone()];
+        let mut target: u64 = 0;
+        let mut window: u64 = 0;
+        let mut top: u64 = 1; // ROLL_BASE^(m-1)
+        for j in 0..m {
+            target = target.wrapping_mul(ROLL_BASE).wrapping_add(needle_keys[j]);
+            window = window.wrapping_mul(ROLL_BASE).wrapping_add(keys[j]);
+            if j > 0 {
+                top = top.wrapping_mul(ROLL_BASE);
+            }
+        }
+        let mut found = Vec::new();
+        let mut s = 0;
+        loop {
+            if window == target && same_at(within.start + s) {
+                found.push(within.start + s);
+                if found.len() >= limit {
+                    break;
+                }
+            }
+            if s + m >= keys.len() {
+                break;
+            }
+            window = window.wrapping_sub(keys[s].wrapping_mul(top)).wrapping_mul(ROLL_BASE).wrapping_add(keys[s + m]);
+            s += 1;
+        }
+        found
+    }
+}
+
+/// Line hashes chained by bucket: `head[bucket]` is the first line of the
+/// bucket, `next[line]` the following one, in ascending line order. Built in
+/// one pass, no sorting.
+pub(super) struct LineIndex {
+    shift: u32,
+    head: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl LineIndex {
+    const END: u32 = u32::MAX;
+
+    fn new(keys: &[u64]) -> Self {
+        let bits = (keys.len().max(2) * 2).next_power_of_two().trailing_zeros();
+        let shift = 64 - bits;
+        let mut head = vec![Self::END; 1 << bits];
+        let mut next = vec![Self::END; keys.len()];
+        for (i, &key) in keys.iter().enumerate().rev() {
+            let bucket = (key >> shift) as usize;
+            next[i] = head[bucket];
+            head[bucket] = i as u32;
+        }
+        LineIndex { shift, head, next }
+    }
+
+    /// The lines in `key`'s bucket (other keys included), ascending.
+    fn chain(&self, key: u64) -> impl Iterator<Item = usize> + '_ {
+        let first = self.head[(key >> self.shift) as usize];
+        std::iter::successors((first != Self::END).then_some(first), |&i| {
+            let n = self.next[i as usize];
+            (n != Self::END).then_some(n)
+        })
+        .map(|i| i as usize)
+    }
+}
+
+/// Where a block was found: lines `start..end` (0-based, end exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockMatch {
+    /// First matched line, 0-based.
+    pub start: usize,
+    /// One past the last matched line.
+    pub end: usize,
+    /// How far the match had to bend.
+    pub level: Level,
+}
+
+/// Why a block was not found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchError {
+    /// Nowhere, at any level tried.
+    NotFound,
+    /// Found at `level` in several places; `starts` are 0-based line indexes
+    /// (at most [`AMBIGUITY_LIMIT`] of them).
+    Ambiguous {
+        /// The first level with any match.
+        level: Level,
+        /// Where each match starts (0-based lines).
+        starts: Vec<usize>,
+    },
+}
+
+/// How many places an ambiguity report lists.
+pub const AMBIGUITY_LIMIT: usize = 10;
+
+/// Find `needle` in `within` at the line levels (exact, trailing whitespace,
+/// leading whitespace, look-alikes) and then fuzzily if enabled. The first
+/// level with any match decides: one match is found, two or more ambiguous.
+pub fn find_block(
+    hay: &Haystack<'_>,
+    needle: &[&str],
+    within: Range<usize>,
+    options: &LadderOptions,
+) -> Result<BlockMatch, MatchError> {
+    for level in LINE_LEVELS {
+        if let Some(result) = find_at(hay, needle, within.clone(), level) {
+            return result;
+        }
+    }
+    match options.fuzzy {
+        Some(min) => fuzzy_find(hay, needle, within, min, options.fuzzy_margin),
+        None => Err(MatchError::NotFound),
+    }
+}
+
+/// One line level: `None` when nothing matches there.
+pub(super) fn find_at(
+    hay: &Haystack<'_>,
+    needle: &[&str],
+    within: Range<usize>,
+    level: Level,
+) -> Option<Result<BlockMatch, MatchError>> {
+    let starts = hay.find_all(needle, level, within, AMBIGUITY_LIMIT + 1);
+    match starts.len() {
+        0 => None,
+        1 => Some(Ok(BlockMatch { start: starts[0], end: starts[0] + needle.len(), level })),
+        _ => Some(Err(MatchError::Ambiguous { level, starts })),
+    }
+}

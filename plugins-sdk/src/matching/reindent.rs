@@ -1,0 +1,103 @@
+//! Re-indentation: replacement lines shifted to sit where the matched
+//! lines sit.
+
+/// How to shift the indentation of replacement lines so they sit where the
+/// matched lines sit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reindent {
+    /// Leave lines as written.
+    Keep,
+    /// Replace the leading-whitespace prefix `from` with `to`.
+    Swap {
+        /// The prefix the replacement was written with.
+        from: String,
+        /// The prefix the file uses there.
+        to: String,
+    },
+    /// Shift by `delta` columns (a tab counts `tab` columns) and write the
+    /// result with tabs (`use_tabs`) or spaces.
+    Columns {
+        /// Columns to add (negative: remove).
+        delta: isize,
+        /// Columns a tab stands for.
+        tab: usize,
+        /// Write indentation with tabs.
+        use_tabs: bool,
+    },
+}
+
+pub(super) fn leading_ws(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+pub(super) fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {
+    let mut prefix: Option<&str> = None;
+    for item in items {
+        prefix = Some(match prefix {
+            None => item,
+            Some(p) => {
+                let len = p.bytes().zip(item.bytes()).take_while(|(a, b)| a == b).count();
+                &p[..len]
+            }
+        });
+    }
+    prefix
+}
+
+pub(super) fn columns(ws: &str, tab: usize) -> usize {
+    ws.chars().fold(0, |col, c| if c == '\t' { col + tab - col % tab } else { col + 1 })
+}
+
+impl Reindent {
+    /// Infer the shift from pairs of (block line as written, file line it
+    /// matched). Blank lines are ignored.
+    pub fn infer<'s>(pairs: impl IntoIterator<Item = (&'s str, &'s str)>) -> Reindent {
+        let pairs: Vec<(&str, &str)> = pairs
+            .into_iter()
+            .filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty())
+            .map(|(a, b)| (leading_ws(a), leading_ws(b)))
+            .collect();
+        if pairs.iter().all(|(a, b)| a == b) {
+            return Reindent::Keep;
+        }
+        let from = common_prefix(pairs.iter().map(|p| p.0)).unwrap_or("");
+        let to = common_prefix(pairs.iter().map(|p| p.1)).unwrap_or("");
+        if pairs.iter().all(|(a, b)| a[from.len()..] == b[to.len()..]) {
+            return Reindent::Swap { from: from.to_string(), to: to.to_string() };
+        }
+        let use_tabs = pairs.iter().any(|(_, b)| b.contains('\t'));
+        for tab in [4, 8, 2] {
+            let delta = columns(pairs[0].1, tab) as isize - columns(pairs[0].0, tab) as isize;
+            if pairs.iter().all(|(a, b)| columns(b, tab) as isize - columns(a, tab) as isize == delta) {
+                return Reindent::Columns { delta, tab, use_tabs };
+            }
+        }
+        let (a, b) = pairs[0];
+        Reindent::Swap { from: a.to_string(), to: b.to_string() }
+    }
+
+    /// `line` re-indented.
+    pub fn apply(&self, line: &str) -> String {
+        if line.trim().is_empty() {
+            return line.to_string();
+        }
+        let ws = leading_ws(line);
+        let rest = &line[ws.len()..];
+        match self {
+            Reindent::Keep => line.to_string(),
+            Reindent::Swap { from, to } => match ws.strip_prefix(from.as_str()) {
+                Some(tail) => format!("{to}{tail}{rest}"),
+                None => line.to_string(),
+            },
+            Reindent::Columns { delta, tab, use_tabs } => {
+                let col = (columns(ws, *tab) as isize + delta).max(0) as usize;
+                let indent = if *use_tabs {
+                    format!("{}{}", "\t".repeat(col / tab), " ".repeat(col % tab))
+                } else {
+                    " ".repeat(col)
+                };
+                format!("{indent}{rest}")
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Splicing replacements into the file text, keeping its line endings.
+
+use crate::text::TextStyle;
+
+use super::*;
+
+/// The result of [`replace_block`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replaced {
+    /// The file's new content.
+    pub content: String,
+    /// The level the block matched at.
+    pub level: Level,
+    /// The lines replaced, in the file as it was (1-based).
+    pub lines: LineRange,
+    /// Each level tried, in order, with how many places it found.
+    pub candidates: Vec<(Level, usize)>,
+}
+
+impl Replaced {
+    /// How the block was placed, for the report.
+    pub fn match_info(&self) -> MatchInfo {
+        ladder_match(self.level, &self.candidates)
+    }
+}
+
+/// A ladder match for the report: the level that placed a block and the
+/// places each level tried found.
+pub fn ladder_match(level: Level, candidates: &[(Level, usize)]) -> MatchInfo {
+    MatchInfo {
+        candidates: candidates
+            .iter()
+            .map(|(level, count)| LevelCount { level: level.as_str().into(), count: *count as u32 })
+            .collect(),
+        ..MatchInfo::at(level.as_str())
+    }
+}
+
+/// One planned change of a line range of the file.
+#[derive(Debug, Clone)]
+pub(super) struct Splice {
+    pub(super) start: usize,
+    end: usize,
+    /// Lines at the start of the range kept byte for byte.
+    keep_prefix: usize,
+    /// Lines at the end of the range kept byte for byte.
+    keep_suffix: usize,
+    pub(super) middle: Vec<String>,
+}
+
+impl Splice {
+    /// How many lines the range holds once replaced.
+    pub(super) fn new_len(&self) -> usize {
+        self.keep_prefix + self.middle.len() + self.keep_suffix
+    }
+}
+
+/// A new line as written into a file where its block matched at `level`.
+/// Unless the match was exact, the model did not copy the file's
+/// whitespace, so trailing whitespace on its new lines is a stray, not
+/// meant, and is dropped. One rule for every format: the ladder and
+/// udiff's hunks both write new lines through it.
+pub fn written_line(line: &str, level: Level) -> &str {
+    if level == Level::Exact { line } else { line.trim_end_matches([' ', '\t']) }
+}
+
+pub(super) fn make_splice(
+    start: usize,
+    end: usize,
+    first: &[&str],
+    last: &[&str],
+    replace: &[&str],
+    reindent: &Reindent,
+    level: Level,
+) -> Splice {
+    let region = end - start;
+    // A line the replacement keeps (equal as written) keeps the file's bytes.
+    let same = |a: &&&str, b: &&&str| written_line(a, level) == written_line(b, level);
+    let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| same(a, b)).count().min(region).min(replace.len());
+    let keep_suffix = last
+        .iter()
+        .rev()
+        .zip(replace.iter().rev())
+        .take_while(|(a, b)| same(a, b))
+        .count()
+        .min(region - keep_prefix)
+        .min(replace.len() - keep_prefix);
+    let middle = replace[keep_prefix..replace.len() - keep_suffix]
+        .iter()
+        .map(|l| reindent.apply(written_line(l, level)))
+        .collect();
+    Splice { start, end, keep_prefix, keep_suffix, middle }
+}
+
+/// Apply non-overlapping `splices` (in order) to the file.
+pub(super) fn render(content: &str, splices: &[Splice]) -> String {
+    let style = TextStyle::detect(content);
+    let replaced = splices.iter().map(|s| (s.start + s.keep_prefix..s.end - s.keep_suffix, s.middle.as_slice()));
+    crate::text::splice_lines(content, replaced, style.eol.as_str(), style.final_newline)
+}

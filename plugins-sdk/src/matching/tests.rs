@@ -1,0 +1,231 @@
+use super::*;
+use crate::format::EditFailure;
+use proptest::prelude::*;
+
+fn rep(content: &str, search: &str, replace: &str) -> Result<Replaced, EditFailure> {
+    replace_block(content, search, replace, &LadderOptions::default())
+}
+
+#[test]
+fn exact_match_keeps_crlf_and_missing_final_newline() {
+    let out = rep("a\r\nb\r\nc", "b\n", "B\nB2\n").unwrap();
+    assert_eq!(out.content, "a\r\nB\r\nB2\r\nc");
+    assert_eq!(out.level, Level::Exact);
+    assert_eq!(out.lines, LineRange::new(2, 2));
+    let out = rep("\u{feff}a\nb", "b\n", "c\n").unwrap();
+    assert_eq!(out.content, "\u{feff}a\nc");
+    let out = rep("a\nb", "b", "").unwrap();
+    assert_eq!(out.content, "a");
+}
+
+#[test]
+fn trailing_whitespace_drift_keeps_context_bytes() {
+    let out = rep("x = 1   \ny = 2\n", "x = 1\ny = 2\n", "x = 1\ny = 3\n").unwrap();
+    assert_eq!(out.level, Level::TrailingWhitespace);
+    assert_eq!(out.content, "x = 1   \ny = 3\n");
+}
+
+#[test]
+fn indentation_drift_reindents_the_replacement() {
+    let file = "class A:\n    def f(self):\n        return 1\n";
+    let out = rep(file, "def f(self):\n    return 1\n", "def f(self):\n    if x:\n        return 2\n").unwrap();
+    assert_eq!(out.level, Level::LeadingWhitespace);
+    assert_eq!(out.content, "class A:\n    def f(self):\n        if x:\n            return 2\n");
+    let tabs = "fn a() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+    let out =
+        rep(tabs, "    if x {\n        y();\n    }\n", "    if x {\n        y();\n        z();\n    }\n").unwrap();
+    assert_eq!(out.content, "fn a() {\n\tif x {\n\t\ty();\n\t\tz();\n\t}\n}\n");
+}
+
+#[test]
+fn ambiguity_is_an_error_at_every_level() {
+    let err = rep("a\nx\nb\nx\n", "x\n", "y\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::Ambiguous);
+    assert!(err.message.contains("lines 2, 4"), "{}", err.message);
+    let err = rep("  x\n    x\n", "x\n", "y\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::Ambiguous);
+    let err = rep("a \u{2014} b\na - b \n", "a -- b\n", "c\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::NotFound);
+}
+
+#[test]
+fn elision_pieces_are_found_in_order() {
+    let file = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n";
+    let out = rep(file, "def f():\n    ...\n    return a\n", "def f():\n    ...\n    return a + c\n").unwrap();
+    assert_eq!(out.level, Level::Elision);
+    assert_eq!(out.content, "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + c\n");
+    let out = rep(file, "def f():\n    # ...\n    return a\n", "def g():\n    return 0\n").unwrap();
+    assert_eq!(out.content, "def g():\n    return 0\n");
+}
+
+#[test]
+fn a_replacement_that_leaves_code_out_is_refused() {
+    let err = rep("a\nb\nc\n", "a\nb\n", "a2\n# ... rest unchanged ...\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::Forbidden);
+    // The same placeholder on both sides is the elision level, not a loss.
+    let out = rep("a\nb\nc\n", "a\n# ...\nc\n", "A\n# ...\nc\n").unwrap();
+    assert_eq!(out.content, "A\nb\nc\n");
+    // A Python stub body is code.
+    let out = rep("x\n", "x\n", "def f():\n    ...\n").unwrap();
+    assert_eq!(out.content, "def f():\n    ...\n");
+}
+
+#[test]
+fn lookalikes_are_folded() {
+    let file = "msg = \u{201c}it\u{2019}s \u{2014} ok\u{201d}\nx\u{a0}= 1\n";
+    let out = rep(file, "msg = \"it's - ok\"\n", "msg = \"fine\"\n").unwrap();
+    assert_eq!(out.level, Level::Unicode);
+    assert_eq!(out.content, "msg = \"fine\"\nx\u{a0}= 1\n");
+}
+
+#[test]
+fn not_found_hints_the_closest_lines_and_stray_lines() {
+    let file = "one\ntwo\nthree\nfour\n";
+    let err = rep(file, "two\nthree and a half\n", "x\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::NotFound);
+    let hint = err.hint.unwrap();
+    assert!(hint.contains("2| two"), "{hint}");
+    assert!(hint.contains("three and a half"), "{hint}");
+}
+
+#[test]
+fn blank_lines_around_the_block_are_forgiven() {
+    let out = rep("a\nb\nc", "\nb\n\n", "\nB\n\n").unwrap();
+    assert_eq!(out.content, "a\nB\nc");
+}
+
+#[test]
+fn already_applied_is_detected() {
+    let err = rep("a\nfresh = 1\nc\n", "stale = 1\n", "fresh = 1\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::AlreadyApplied);
+    let err = rep("a\nB\nc\n", "b\n", "B\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::NotFound);
+    let err = rep("import os\nimport sys\n\nx\n", "import os\n", "import os\nimport sys\n").unwrap_err();
+    assert_eq!(err.kind, FailureKind::AlreadyApplied);
+}
+
+#[test]
+fn fuzzy_needs_a_clear_margin() {
+    let file = "alpha = compute(1, 2)\nbeta = other(3)\ngamma = 9\n";
+    let options = LadderOptions { fuzzy: Some(0.8), ..LadderOptions::default() };
+    let out = replace_block(file, "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n", &options).unwrap();
+    assert_eq!(out.level, Level::Fuzzy);
+    assert_eq!(out.content, "z\ngamma = 9\n");
+    assert!(rep(file, "alpha = compute(1, 3)\nbeta = other(3)\n", "z\n").is_err());
+    let twice = "f(a, 1)\ng()\nf(a, 2)\ng()\n";
+    let err = replace_block(twice, "f(a, 3)\ng()\n", "z\n", &options).unwrap_err();
+    assert_eq!(err.kind, FailureKind::Ambiguous);
+}
+
+#[test]
+fn rolling_hash_finds_all_places() {
+    let lines: Vec<&str> = "a b a b a".split(' ').collect();
+    let hay = Haystack::new(lines);
+    assert_eq!(hay.find_all(&["a", "b"], Level::Exact, 0..5, 10), vec![0, 2]);
+    assert_eq!(hay.find_all(&["b", "a"], Level::Exact, 2..5, 10), vec![3]);
+    assert_eq!(hay.find_all(&["a"], Level::Exact, 0..5, 2), vec![0, 2]);
+}
+
+#[test]
+fn blocks_at_once_report_lines_as_each_block_saw_the_file() {
+    let content = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\n";
+    let blocks = [("b\n", "B1\nB2\nB3\n"), ("    h\n", "H\n"), ("k\n", "")];
+    let (out, outcomes) = replace_blocks_at_once(content, &blocks, &LadderOptions::default()).expect("one pass");
+    assert_eq!(out, "a\nB1\nB2\nB3\nc\nd\ne\nf\ng\nH\ni\nj\nl\n");
+    let lines: Vec<(u32, u32)> = outcomes.iter().map(|(_, l, _)| (l.start, l.end)).collect();
+    assert_eq!(lines, [(2, 2), (10, 10), (13, 13)], "line 11 is line 13 once block 1 added two lines");
+    assert_eq!(outcomes[1].0, Level::LeadingWhitespace);
+    // A block whose text an earlier block writes is left to the one-by-one path.
+    let chained = [("b\n", "x\n"), ("x\n", "y\n")];
+    assert_eq!(replace_blocks_at_once(content, &chained, &LadderOptions::default()), None);
+}
+
+proptest! {
+    #[test]
+    fn blocks_at_once_equal_blocks_one_by_one(
+        lines in proptest::collection::vec("(  )?[a-f]{1,2}", 4..40),
+        picks in proptest::collection::vec((0usize..40, 1usize..4, proptest::collection::vec("(  )?[a-h]{1,2}", 0..4), any::<bool>()), 1..6),
+        crlf: bool,
+    ) {
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let content: String = lines.iter().map(|l| format!("{l}{eol}")).collect();
+        let mut blocks: Vec<(String, String)> = Vec::new();
+        for (at, len, replace, drift) in picks {
+            let at = at % lines.len();
+            let end = (at + len).min(lines.len());
+            let search: String = lines[at..end]
+                .iter()
+                .map(|l| if drift { format!("  {l}\n") } else { format!("{l}\n") })
+                .collect();
+            blocks.push((search, replace.iter().map(|l| format!("{l}\n")).collect()));
+        }
+        let pairs: Vec<(&str, &str)> = blocks.iter().map(|(s, r)| (s.as_str(), r.as_str())).collect();
+        let options = LadderOptions::default();
+        if let Some((at_once, outcomes)) = replace_blocks_at_once(&content, &pairs, &options) {
+            let mut current = content.clone();
+            for ((search, replace), (level, lines, _)) in pairs.iter().zip(&outcomes) {
+                let done = replace_block(&current, search, replace, &options);
+                prop_assert!(done.is_ok(), "one by one failed where one pass applied: {:?}", done);
+                let done = done.unwrap();
+                prop_assert_eq!((done.level, done.lines), (*level, *lines));
+                current = done.content;
+            }
+            prop_assert_eq!(at_once, current);
+        }
+    }
+
+    #[test]
+    fn find_all_agrees_with_a_plain_scan(
+        lines in proptest::collection::vec("[ab]{0,2}[ \t]{0,1}", 0..60),
+        needle in proptest::collection::vec("[ab]{0,2}", 1..4),
+        from in 0usize..60, to in 0usize..70, limit in 1usize..6,
+    ) {
+        // Few distinct lines: both the anchored lookup and the rolling scan run.
+        let hay = Haystack::new(lines.iter().map(String::as_str).collect());
+        let needle: Vec<&str> = needle.iter().map(String::as_str).collect();
+        for level in LINE_LEVELS {
+            let want: Vec<usize> = (from..to.min(lines.len()))
+                .filter(|&s| s + needle.len() <= to.min(lines.len()))
+                .filter(|&s| (0..needle.len()).all(|j| normalize(&lines[s + j], level) == normalize(needle[j], level)))
+                .take(limit)
+                .collect();
+            prop_assert_eq!(hay.find_all(&needle, level, from..to, limit), want, "{:?}", level);
+        }
+    }
+
+    #[test]
+    fn unique_block_replaces_exactly(
+        lines in proptest::collection::vec("[a-d ]{0,4}", 1..40),
+        start in 0usize..40, len in 1usize..5, crlf: bool, final_nl: bool,
+    ) {
+        // Without a final newline, a last empty line is not a line at all.
+        prop_assume!(final_nl || !lines[lines.len() - 1].is_empty());
+        let start = start % lines.len();
+        let end = (start + len).min(lines.len());
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut content = lines.join(eol);
+        if final_nl { content.push_str(eol); }
+        let hay = Haystack::of(&content);
+        let needle: Vec<&str> = lines[start..end].iter().map(|s| s.as_str()).collect();
+        prop_assume!(hay.find_all(&needle, Level::Exact, 0..lines.len(), 2).len() == 1);
+        let search = needle.join("\n") + "\n";
+        let result = rep(&content, &search, "NEW\n");
+        if let Ok(out) = result {
+            let mut expected: Vec<&str> = lines[..start].iter().map(|s| s.as_str()).collect();
+            expected.push("NEW");
+            expected.extend(lines[end..].iter().map(|s| s.as_str()));
+            let mut want = expected.join(eol);
+            if final_nl { want.push_str(eol); }
+            prop_assert_eq!(out.content, want);
+            prop_assert_eq!(out.level, Level::Exact);
+        } else {
+            // Only a replacement already present may refuse.
+            prop_assert_eq!(result.unwrap_err().kind, FailureKind::AlreadyApplied);
+        }
+    }
+
+    #[test]
+    fn never_panics(content in "[a-c \t.\r\n\u{201c}]{0,60}", search in "[a-c \t.\n]{1,20}", replace in "[a-c \t.\n]{0,20}") {
+        let _ = replace_block(&content, &search, &replace, &LadderOptions { fuzzy: Some(0.5), ..Default::default() });
+    }
+}
