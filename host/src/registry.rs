@@ -17,6 +17,8 @@ pub struct BuiltinFormat {
     pub aliases: &'static [&'static str],
     pub wasm: &'static [u8],
     pub sha256: &'static str,
+    /// The component compiled for the building machine (none when cross-compiled).
+    pub precompiled: Option<&'static [u8]>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
@@ -83,7 +85,7 @@ pub struct FormatEntry {
 /// wasm component, or a native library when `kind` is native).
 #[derive(Debug, Clone)]
 enum Location {
-    Embedded { wasm: &'static [u8], sha256: &'static str },
+    Embedded { wasm: &'static [u8], sha256: &'static str, precompiled: Option<&'static [u8]> },
     File(PathBuf),
 }
 
@@ -162,7 +164,7 @@ impl Registry {
                 aliases: b.aliases.iter().map(|a| a.to_string()).collect(),
                 source: Source::Builtin,
                 kind: Kind::Wasm,
-                location: Location::Embedded { wasm: b.wasm, sha256: b.sha256 },
+                location: Location::Embedded { wasm: b.wasm, sha256: b.sha256, precompiled: b.precompiled },
                 pin: None,
             })
             .collect();
@@ -250,7 +252,7 @@ impl Registry {
     /// checked against the config's pin.
     fn bytes_of<'e>(&self, entry: &'e FormatEntry) -> Result<(Cow<'e, [u8]>, String), RegistryError> {
         let (wasm, digest): (Cow<'_, [u8]>, String) = match &entry.location {
-            Location::Embedded { wasm, sha256 } => (Cow::Borrowed(*wasm), sha256.to_string()),
+            Location::Embedded { wasm, sha256, .. } => (Cow::Borrowed(*wasm), sha256.to_string()),
             Location::File(path) => {
                 let bytes = std::fs::read(path).map_err(|error| RegistryError::Unreadable {
                     name: entry.name.clone(),
@@ -280,6 +282,9 @@ impl Registry {
             && let Location::File(path) = &entry.location
         {
             return Ok(Loaded::Native(NativePlugin::load(&entry.name, path)?));
+        }
+        if let Location::Embedded { precompiled, .. } = &entry.location {
+            return Ok(Loaded::Wasm(self.runtime.load_builtin(&entry.name, &wasm, &digest, *precompiled)?));
         }
         Ok(Loaded::Wasm(self.runtime.load(&entry.name, &wasm, &digest)?))
     }

@@ -23,5 +23,6 @@ mod repo;
 mod sandbox;
 mod security;
 mod states;
+mod terminal;
 mod tool_calls;
 mod transaction;

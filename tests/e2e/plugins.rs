@@ -13,7 +13,7 @@ use crate::common::{HOSTILE_WASM, OPS_JSON_WASM, bin};
 use crate::repo::TestRepo;
 
 /// A component implementing `agent-apply:format@9.0.0`.
-const FUTURE_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_FUTURE_CONTRACT_PLUGIN");
+const FUTURE_CONTRACT_WASM: &str = agent_apply_test_artifacts::FUTURE_CONTRACT_PLUGIN_WASM;
 
 fn sha256_of(path: &str) -> String {
     Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()

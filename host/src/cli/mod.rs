@@ -12,12 +12,15 @@ mod plugin;
 mod prompt;
 mod read;
 mod recover;
+mod reply_input;
+mod setup;
 mod undo;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::config::Config;
 use crate::limits::InputLimits;
@@ -81,6 +84,8 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
     Man,
+    /// Install the man page and shell completions for this user.
+    Setup(setup::SetupArgs),
 }
 
 /// `git agent-apply [apply] [OPTIONS] [REPLY|-]`.
@@ -90,7 +95,7 @@ pub struct ApplyArgs {
     #[arg(value_name = "REPLY|-")]
     reply: Option<PathBuf>,
     /// Edit format by name or alias, or `auto`.
-    #[arg(short, long, value_name = "NAME|auto")]
+    #[arg(short, long, value_name = "NAME|auto", add = ArgValueCandidates::new(completions::format_candidates))]
     format: Option<String>,
     /// The model that wrote the reply; picks its best-suited format.
     #[arg(long, value_name = "NAME")]
@@ -144,6 +149,9 @@ pub fn run() -> ExitCode {
         let code = crate::transaction::process_tree::supervise(&args.collect::<Vec<_>>());
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    if completions::answer_request(Cli::command) {
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::parse();
     let json = match &cli.command {
         None => cli.apply.json,
@@ -156,6 +164,7 @@ pub fn run() -> ExitCode {
         Some(Command::Lint(args)) => args.json,
         _ => false,
     };
+    crate::progress::enable_for_terminal(json);
     let result = match cli.command {
         None => apply::run(&cli.global, &cli.apply),
         Some(Command::Apply(args)) => apply::run(&cli.global, &args),
@@ -169,12 +178,19 @@ pub fn run() -> ExitCode {
         Some(Command::Recover(args)) => recover::run(&cli.global, &args),
         Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
-        Some(Command::Man) => completions::man(Cli::command()),
+        Some(Command::Man) => man(),
+        Some(Command::Setup(args)) => setup::run(&args, Cli::command()),
     };
     match result {
         Ok(exit) => exit.code(),
         Err(error) => error.report(json),
     }
+}
+
+fn man() -> Result<Exit, CommandError> {
+    setup::render_man(Cli::command(), &mut std::io::stdout().lock())
+        .map_err(|e| CommandError::usage(format!("cannot write the man page: {e}")))?;
+    Ok(Exit::Ok)
 }
 
 /// What most commands need: where the repo is, its config, the formats.
@@ -221,15 +237,7 @@ impl Context {
 /// The reply text, from a file or stdin for `-` or no argument, read no
 /// further than the reply limit and checked to be text with lines in limits.
 pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
-    let read = match source {
-        Some(path) if path != Path::new("-") => std::fs::File::open(path)
-            .and_then(|file| limits.read_reply(file))
-            .map_err(|e| CommandError::usage(format!("cannot read the reply {}: {e}", path.display())))?,
-        _ => limits
-            .read_reply(std::io::stdin().lock())
-            .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?,
-    };
-    Ok(read?)
+    reply_input::read_reply(source, limits)
 }
 
 /// Format options for `format`: the repository's absolute path as
