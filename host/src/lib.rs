@@ -15,4 +15,5 @@ pub mod registry;
 pub mod report;
 pub mod runtime;
 pub mod suffix;
+pub mod tokens;
 pub mod transaction;

@@ -17,6 +17,7 @@ mod native;
 mod plugins;
 mod prompt;
 mod properties;
+mod pty;
 mod python;
 mod replies;
 mod repo;

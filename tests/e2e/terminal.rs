@@ -8,6 +8,7 @@ use std::process::Command;
 use predicates::prelude::*;
 
 use crate::common::{OPS_JSON_WASM, bin};
+use crate::pty::OnTerminal;
 use crate::repo::{TestRepo, whole_reply};
 
 /// The directory of the binary under test, for PATH: git finds
@@ -195,4 +196,66 @@ fn built_in_formats_load_precompiled_without_compiling() {
         .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
         .collect();
     assert!(compiled.is_empty(), "built-in formats were compiled into the cache: {compiled:?}");
+}
+
+#[test]
+fn errors_are_plain_text_off_a_terminal() {
+    // Tests capture stderr (not a terminal): no escape codes, with or without NO_COLOR.
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    for no_color in [false, true] {
+        let mut command = repo.apply();
+        if no_color {
+            command.env("NO_COLOR", "1");
+        }
+        let output = command.arg("no-such-reply.md").output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.starts_with("error: cannot read the reply no-such-reply.md"), "{stderr:?}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    }
+}
+
+#[test]
+fn at_a_terminal_stdin_says_how_to_paste_and_an_empty_paste_is_named() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let mut terminal = OnTerminal::spawn(repo.apply_process());
+    assert!(terminal.wait_for("Ctrl-D"), "no paste hint: {:?}", terminal.seen);
+    terminal.type_keys(b"\x04");
+    let (code, seen) = terminal.finish();
+    assert_eq!(code, Some(2), "{seen}");
+    assert!(seen.contains("the reply is empty"), "{seen:?}");
+    assert!(seen.contains("\u{1b}[1;31merror:"), "error: is in colour at a terminal: {seen:?}");
+}
+
+#[test]
+fn no_color_is_honoured_at_a_terminal() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let mut command = repo.apply_process();
+    command.env("NO_COLOR", "1").arg("no-such-reply.md");
+    let (code, seen) = OnTerminal::spawn(command).finish();
+    assert_eq!(code, Some(2), "{seen}");
+    assert!(seen.contains("error: cannot read the reply"), "{seen:?}");
+    assert!(!seen.contains('\u{1b}'), "{seen:?}");
+}
+
+#[test]
+fn a_running_check_shows_its_name_and_time_at_a_terminal_but_not_under_json() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let reply = repo.path().join("reply.md");
+    std::fs::write(&reply, whole_reply(&[("a.txt", "b\n")])).unwrap();
+    std::fs::write(repo.path().join(".git/info/exclude"), "reply.md\n").unwrap();
+    let check = ["--check", "sleep 1"];
+    let mut command = repo.apply_process();
+    command.args(check).arg(&reply);
+    let mut terminal = OnTerminal::spawn(command);
+    assert!(terminal.wait_for("running sleep 1 ("), "no status line: {:?}", terminal.seen);
+    let (code, seen) = terminal.finish();
+    assert_eq!(code, Some(0), "{seen}");
+
+    std::fs::write(&reply, whole_reply(&[("a.txt", "c\n")])).unwrap();
+    let mut command = repo.apply_process();
+    command.args(check).args(["--json", "--dry-run"]).arg(&reply);
+    let (code, seen) = OnTerminal::spawn(command).finish();
+    assert_eq!(code, Some(0), "{seen}");
+    assert!(seen.contains("\"checks\""), "{seen:?}");
+    assert!(!seen.contains("running sleep"), "a status line under --json: {seen:?}");
 }

@@ -16,11 +16,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let mut context = Context::new(global)?;
     let limits = context.config.input_limits();
     let reply = read_reply(args.reply.as_deref(), &limits)?;
-    // The vocabulary loads on another core while the edits are applied.
-    let tokens = args.tokens.then(|| {
-        let reply = reply.clone();
-        std::thread::spawn(move || bpe_openai::o200k_base().count(&reply))
-    });
+    let tokens = args.tokens.then(|| crate::tokens::count_in_background(&reply)).transpose()?;
     let repo = if args.dry_run { context.take_git_repo().ok() } else { Some(context.take_git_repo()?) };
     if let Some(repo) = &repo {
         if !args.dry_run {

@@ -68,14 +68,15 @@ impl CommandError {
             });
             println!("{}", serde_json::to_string_pretty(&object).expect("JSON of strings"));
         } else {
-            let mut text = format!("error: {}\n", self.message);
+            // anstream drops the colour when stderr is not a terminal or NO_COLOR is set.
+            let mut text = format!("\x1b[1;31merror:\x1b[0m {}\n", self.message);
             for hint in &self.hints {
-                text += &format!("hint: {hint}\n");
+                text += &format!("\x1b[1;36mhint:\x1b[0m {hint}\n");
             }
             if let Some(details) = &self.details {
                 text += &format!("{}\n", details.trim_end());
             }
-            eprint!("{text}");
+            let _ = std::io::Write::write_all(&mut anstream::stderr(), text.as_bytes());
         }
         self.exit.code()
     }

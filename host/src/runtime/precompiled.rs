@@ -44,3 +44,36 @@ pub fn builtin_component(
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::BUILTIN_FORMATS;
+
+    fn engine() -> Engine {
+        Engine::new(&super::super::engine::config()).unwrap()
+    }
+
+    #[test]
+    fn the_embedded_code_fits_the_runtime_engine() {
+        let engine = engine();
+        for format in BUILTIN_FORMATS {
+            let code = format.precompiled.expect("built natively, so precompiled");
+            // SAFETY: as in `builtin_component`.
+            let loaded = unsafe { Component::deserialize(&engine, code) };
+            assert!(loaded.is_ok(), "{}: {:#}", format.name, loaded.err().unwrap());
+        }
+    }
+
+    #[test]
+    fn code_that_does_not_fit_is_compiled_once_into_the_cache() {
+        let engine = engine();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::at(dir.path());
+        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
+        let foreign = Some(&b"machine code for another CPU"[..]);
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
+    }
+}
