@@ -57,7 +57,8 @@ fn main() {
 
 /// The format's name and aliases, from `[package.metadata.agent-apply]`.
 fn format_name(c: &wasm::WasmCrate) -> (String, Vec<String>) {
-    let meta = c.manifest["package"]
+    let manifest = wasm::manifest(&c.dir);
+    let meta = manifest["package"]
         .get("metadata")
         .and_then(|m| m.get("agent-apply"))
         .unwrap_or_else(|| panic!("{}: Cargo.toml lacks [package.metadata.agent-apply]", c.package));

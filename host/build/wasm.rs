@@ -11,7 +11,6 @@ pub const TARGET: &str = "wasm32-wasip2";
 pub struct WasmCrate {
     pub package: String,
     pub dir: PathBuf,
-    pub manifest: toml::Table,
 }
 
 /// The crates under `dir`, one per subdirectory with a Cargo.toml, by name.
@@ -22,13 +21,17 @@ pub fn crates_in(dir: &Path) -> Vec<WasmCrate> {
         .map(|e| e.path())
         .filter(|p| p.join("Cargo.toml").is_file())
         .map(|dir| {
-            let manifest: toml::Table = fs::read_to_string(dir.join("Cargo.toml")).unwrap().parse().unwrap();
-            let package = manifest["package"]["name"].as_str().unwrap().to_string();
-            WasmCrate { package, dir, manifest }
+            let package = manifest(&dir)["package"]["name"].as_str().unwrap().to_string();
+            WasmCrate { package, dir }
         })
         .collect();
     crates.sort_by(|a, b| a.package.cmp(&b.package));
     crates
+}
+
+/// The crate's Cargo.toml, parsed.
+pub fn manifest(dir: &Path) -> toml::Table {
+    fs::read_to_string(dir.join("Cargo.toml")).unwrap().parse().unwrap()
 }
 
 /// The workspace root, above the crate whose build script runs.

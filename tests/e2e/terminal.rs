@@ -150,7 +150,7 @@ fn bash_completes_subcommands_flags_and_formats_under_git() {
     for name in ["editblock", "udiff", "my-ops", "auto"] {
         assert!(formats.contains(&name.to_string()), "{name} not offered: {formats:?}");
     }
-    let in_subcommand = complete_under_git(home.path(), repo.path(), "agent-apply parse --format ed");
+    let in_subcommand = complete_under_git(home.path(), repo.path(), "agent-apply parse --format editb");
     assert_eq!(in_subcommand, ["editblock"]);
 }
 

@@ -137,7 +137,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     json: bool,
     /// Count the reply's tokens (OpenAI `o200k_base`) into the JSON report's
-    /// `stats`. Off by default: loading the vocabulary takes ~0.2 s.
+    /// `stats`. Off by default: loading the vocabulary takes ~0.2 s. Needs a
+    /// build with the `tokens` feature (`cargo install --features tokens`).
     #[arg(long)]
     tokens: bool,
 }

@@ -120,7 +120,7 @@ pub fn render_man(command: clap::Command, out: &mut dyn Write) -> std::io::Resul
             roff.text([roman(about.to_string())]);
         }
     }
-    roff.text([roman("Each command takes --help for its options.")]);
+    roff.control("PP", []).text([roman("Each command takes --help for its options.")]);
     for (title, paragraphs) in SECTIONS {
         roff.control("SH", [*title]);
         for paragraph in *paragraphs {
