@@ -5,10 +5,10 @@
 //! `[package.metadata.agent-apply]`, so resolving a name needs no plugin load.
 //! The test and example plugins are built by tests/artifacts, for tests only.
 
-#[path = "build/wasm.rs"]
-mod wasm;
 #[path = "src/runtime/engine.rs"]
 mod engine;
+#[path = "build/wasm.rs"]
+mod wasm;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};

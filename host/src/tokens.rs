@@ -17,6 +17,8 @@ pub fn count_in_background(reply: &str) -> Result<JoinHandle<usize>, CommandErro
 /// Without the vocabulary, `--tokens` is refused with how to get it.
 #[cfg(not(feature = "tokens"))]
 pub fn count_in_background(_reply: &str) -> Result<JoinHandle<usize>, CommandError> {
-    Err(CommandError::usage("--tokens: this build does not count tokens (its vocabulary is left out to keep the binary small)")
-        .hint("install with the vocabulary: `cargo install --path host --features tokens`"))
+    Err(CommandError::usage(
+        "--tokens: this build does not count tokens (its vocabulary is left out to keep the binary small)",
+    )
+    .hint("install with the vocabulary: `cargo install --path host --features tokens`"))
 }

@@ -16,7 +16,8 @@ const NATIVE: &[&str] = &["ops-json", "hostile-plugin", "wrong-abi-plugin"];
 fn main() {
     let workspace = wasm::workspace();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    for path in ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "tests/plugins", "examples", "Cargo.lock"]
+    for path in
+        ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "tests/plugins", "examples", "Cargo.lock"]
     {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }

@@ -205,7 +205,10 @@ fn plugin_new_output_builds_and_its_tests_pass() {
         .stdout(predicate::str::contains("created the `my-format` format plugin"));
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
     let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins-sdk").canonicalize().unwrap();
-    assert!(manifest.contains(&format!("agent-apply-sdk = {{ path = {:?} }}", sdk.display().to_string())), "{manifest}");
+    assert!(
+        manifest.contains(&format!("agent-apply-sdk = {{ path = {:?} }}", sdk.display().to_string())),
+        "{manifest}"
+    );
     assert!(crate_dir.join("Cargo.lock").is_file(), "the checkout's versions are pinned, for an offline build");
     // A target dir for scaffolds only, kept between runs so the SDK compiles once.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target");

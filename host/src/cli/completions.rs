@@ -52,10 +52,11 @@ pub fn answer_request(factory: fn() -> clap::Command) -> bool {
     if !args.iter().any(|a| a == "--") {
         return false;
     }
-    let done = clap_complete::CompleteEnv::with_factory(factory).var(VAR).bin(BIN).completer(BIN).try_complete(
-        args,
-        current_dir.as_deref(),
-    );
+    let done = clap_complete::CompleteEnv::with_factory(factory)
+        .var(VAR)
+        .bin(BIN)
+        .completer(BIN)
+        .try_complete(args, current_dir.as_deref());
     match done {
         Ok(answered) => answered,
         Err(error) => {

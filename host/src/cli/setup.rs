@@ -49,7 +49,11 @@ pub fn run(args: &SetupArgs, command: clap::Command) -> Result<Exit, CommandErro
             path: share.join("bash-completion/completions/git-agent-apply"),
             contents: script(Shell::Bash),
         },
-        Install { what: "zsh completion", path: share.join("zsh/site-functions/_git-agent-apply"), contents: script(Shell::Zsh) },
+        Install {
+            what: "zsh completion",
+            path: share.join("zsh/site-functions/_git-agent-apply"),
+            contents: script(Shell::Zsh),
+        },
         Install {
             what: "fish completion",
             path: share.join("fish/vendor_completions.d/git-agent-apply.fish"),

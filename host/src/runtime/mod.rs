@@ -159,8 +159,8 @@ impl Runtime {
     /// A runtime with the given cache and limits. The deadline clock starts
     /// ticking on a background thread the first time a plugin is called.
     pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
-        let engine =
-            Engine::new(&engine::config()).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        let engine = Engine::new(&engine::config())
+            .map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
         Ok(Runtime { engine, linker: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
     }
 

@@ -48,11 +48,10 @@ pub fn run(args: &NewArgs) -> Result<Exit, CommandError> {
     let sdk = match &args.sdk_path {
         Some(path) => std::path::absolute(path).map_err(|e| io(path, e))?,
         None => enclosing_sdk(&absolute).or_else(|| sdk_at(Path::new(BUILT_FROM_SDK))).ok_or_else(|| {
-            CommandError::usage("cannot find the plugin SDK (agent-apply-sdk) to build the plugin with")
-                .hint(format!(
-                    "pass --sdk-path DIR, the plugins-sdk/ directory of an agent-apply checkout \
+            CommandError::usage("cannot find the plugin SDK (agent-apply-sdk) to build the plugin with").hint(format!(
+                "pass --sdk-path DIR, the plugins-sdk/ directory of an agent-apply checkout \
                      (this binary was built from {BUILT_FROM_SDK}, which is gone)"
-                ))
+            ))
         })?,
     };
     let sdk_dependency = format!("agent-apply-sdk = {{ path = {:?} }}", sdk.display().to_string());
