@@ -34,7 +34,7 @@ struct Install {
 pub fn run(args: &SetupArgs, command: clap::Command) -> Result<Exit, CommandError> {
     let share = match &args.prefix {
         Some(prefix) => prefix.join("share"),
-        None => dirs::data_dir().ok_or_else(|| {
+        None => user_share().ok_or_else(|| {
             CommandError::usage("cannot tell where your home directory is")
                 .hint("set HOME, or pass --prefix DIR to install under DIR/share")
         })?,
@@ -71,6 +71,13 @@ pub fn run(args: &SetupArgs, command: clap::Command) -> Result<Exit, CommandErro
         let _ = out.write_all(hints(&share, args.print).as_bytes());
     }
     Ok(Exit::Ok)
+}
+
+/// `$XDG_DATA_HOME`, else `~/.local/share`: where man, bash-completion and
+/// fish look on every Unix (macOS's Application Support is not one of them).
+fn user_share() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).filter(|dir| dir.is_absolute());
+    xdg.or_else(|| dirs::home_dir().map(|home| home.join(".local/share")))
 }
 
 fn write_file(path: &Path, contents: &[u8]) -> Result<(), CommandError> {
