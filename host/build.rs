@@ -42,13 +42,18 @@ fn main() {
         let copy = out_dir.join(file.file_name().unwrap());
         fs::write(&copy, &bytes).unwrap();
         let digest = hex(&Sha256::digest(&bytes));
-        let precompiled = match &precompiler {
-            Some(p) => format!("Some(include_bytes!({:?}))", p.precompile(&c.package, &bytes, &digest)),
-            None => "None".into(),
-        };
         let (name, aliases) = format_name(c);
+        let (precompiled, summary) = match &precompiler {
+            Some(p) => {
+                let code = p.precompile(&c.package, &bytes, &digest);
+                let (version, summary) = p.info(&code);
+                (format!("Some(include_bytes!({code:?}))"), format!("Some(({version:?}, {summary:?}))"))
+            }
+            None => ("None".into(), "None".into()),
+        };
         table.push_str(&format!(
-            "    BuiltinFormat {{ name: {name:?}, aliases: &{aliases:?}, wasm: include_bytes!({copy:?}), sha256: {digest:?}, precompiled: {precompiled} }},\n",
+            "    BuiltinFormat {{ name: {name:?}, aliases: &{aliases:?}, wasm: include_bytes!({copy:?}), sha256: {digest:?}, \
+             precompiled: {precompiled}, summary: {summary} }},\n",
         ));
     }
     table.push_str("];\n");
@@ -113,6 +118,52 @@ impl Precompiler {
             fs::rename(&temp, &path).unwrap();
         }
         path
+    }
+}
+
+/// A plugin's store for the one `info` call made here: WASI with nothing
+/// granted, as at run time.
+struct InfoCall {
+    wasi: wasmtime_wasi::WasiCtx,
+    table: wasmtime::component::ResourceTable,
+}
+
+impl wasmtime_wasi::WasiView for InfoCall {
+    fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
+        wasmtime_wasi::WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl Precompiler {
+    /// The version and summary the format's `info` gives, so that listing
+    /// the built-in formats needs no plugin run at all.
+    fn info(&self, code: &Path) -> (String, String) {
+        use wasmtime::component::{Component, Linker, Val};
+        // SAFETY: `code` was just written by `precompile_component` of this engine.
+        let component = unsafe { Component::deserialize_file(&self.engine, code) }.expect("precompiled just now");
+        let mut linker = Linker::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI links into a new linker");
+        let state = InfoCall { wasi: wasmtime_wasi::WasiCtx::builder().build(), table: Default::default() };
+        let mut store = wasmtime::Store::new(&self.engine, state);
+        store.set_epoch_deadline(u64::MAX);
+        let instance = linker.instantiate(&mut store, &component).expect("a built-in format instantiates");
+        let plugin = component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .find(|name| name.starts_with("agent-apply:format/plugin@"))
+            .expect("a built-in format exports the plugin interface");
+        let interface = instance.get_export_index(&mut store, None, &plugin).unwrap();
+        let export = instance.get_export_index(&mut store, Some(&interface), "info").unwrap();
+        let info = instance.get_func(&mut store, export).unwrap();
+        let mut result = [Val::Bool(false)];
+        info.call(&mut store, &[], &mut result).expect("`info` of a built-in format succeeds");
+        let Val::Record(fields) = &result[0] else { panic!("`info` returns a record") };
+        let field = |wanted: &str| match fields.iter().find(|(name, _)| name == wanted) {
+            Some((_, Val::String(text))) => text.clone(),
+            _ => panic!("`info` has no string field `{wanted}`"),
+        };
+        (field("version"), field("summary"))
     }
 }
 

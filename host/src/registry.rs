@@ -19,6 +19,8 @@ pub struct BuiltinFormat {
     pub sha256: &'static str,
     /// The component compiled for the building machine (none when cross-compiled).
     pub precompiled: Option<&'static [u8]>,
+    /// The version and summary its `info` gave at build time (none when cross-compiled).
+    pub summary: Option<(&'static str, &'static str)>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
@@ -85,7 +87,12 @@ pub struct FormatEntry {
 /// wasm component, or a native library when `kind` is native).
 #[derive(Debug, Clone)]
 enum Location {
-    Embedded { wasm: &'static [u8], sha256: &'static str, precompiled: Option<&'static [u8]> },
+    Embedded {
+        wasm: &'static [u8],
+        sha256: &'static str,
+        precompiled: Option<&'static [u8]>,
+        summary: Option<(&'static str, &'static str)>,
+    },
     File(PathBuf),
 }
 
@@ -164,7 +171,12 @@ impl Registry {
                 aliases: b.aliases.iter().map(|a| a.to_string()).collect(),
                 source: Source::Builtin,
                 kind: Kind::Wasm,
-                location: Location::Embedded { wasm: b.wasm, sha256: b.sha256, precompiled: b.precompiled },
+                location: Location::Embedded {
+                    wasm: b.wasm,
+                    sha256: b.sha256,
+                    precompiled: b.precompiled,
+                    summary: b.summary,
+                },
                 pin: None,
             })
             .collect();
@@ -293,6 +305,10 @@ impl Registry {
     /// bytes, so what its `info` said is kept in the cache by digest, and
     /// listing formats instantiates none that was listed before.
     pub fn summary(&self, entry: &FormatEntry) -> Result<InfoSummary, RegistryError> {
+        // A built-in format was asked when the binary was built.
+        if let Location::Embedded { summary: Some((version, summary)), .. } = &entry.location {
+            return Ok(InfoSummary { version: version.to_string(), summary: summary.to_string() });
+        }
         let (_, digest) = self.bytes_of(entry)?;
         let cache = self.runtime.cache();
         if let Some(known) = cache.info(&digest) {

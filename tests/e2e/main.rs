@@ -2,6 +2,7 @@
 //! binary on real directories and git repositories. One test binary, as jj does.
 
 mod apply_patch;
+mod builtins;
 mod cache;
 mod cli;
 mod common;

@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use predicates::prelude::*;
-
 use crate::common::{OPS_JSON_WASM, bin};
 use crate::pty::OnTerminal;
 use crate::repo::{TestRepo, whole_reply};
@@ -186,24 +184,6 @@ fn one_line_is_not_one_lines() {
         .assert()
         .success()
         .stdout(predicates::str::contains("(1 line)"));
-}
-
-#[test]
-fn built_in_formats_load_precompiled_without_compiling() {
-    let cache = tempfile::tempdir().unwrap();
-    let repo = TestRepo::with(&[("a.txt", "a\n")]);
-    repo.apply()
-        .env("AGENT_APPLY_CACHE_DIR", cache.path())
-        .arg("formats")
-        .assert()
-        .success()
-        .stderr(predicates::str::contains("compiling").not());
-    let compiled: Vec<_> = std::fs::read_dir(cache.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
-        .collect();
-    assert!(compiled.is_empty(), "built-in formats were compiled into the cache: {compiled:?}");
 }
 
 #[test]
