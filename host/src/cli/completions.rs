@@ -31,11 +31,12 @@ pub struct CompletionsArgs {
 pub fn run(args: &CompletionsArgs, mut command: clap::Command) -> Result<Exit, CommandError> {
     let mut out = std::io::stdout().lock();
     match script(args.shell) {
-        Some(script) => out.write_all(script.as_bytes()),
+        Some(script) => out
+            .write_all(script.as_bytes())
+            .map_err(|e| CommandError::usage(format!("cannot write the completion script: {e}")))?,
         // Other shells get clap's static script, without git's hook.
-        None => Ok(clap_complete::generate(args.shell, &mut command, BIN, &mut out)),
+        None => clap_complete::generate(args.shell, &mut command, BIN, &mut out),
     }
-    .map_err(|e| CommandError::usage(format!("cannot write the completion script: {e}")))?;
     Ok(Exit::Ok)
 }
 
