@@ -13,8 +13,8 @@ use agent_apply::runtime::{ComponentCache, Limits, NativePlugin, PluginInstance,
 use agent_apply_sdk::types::File;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-const OPS_JSON_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OPS_JSON");
-const OPS_JSON_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_OPS_JSON");
+const OPS_JSON_WASM: &str = agent_apply_test_artifacts::OPS_JSON_WASM;
+const OPS_JSON_NATIVE: &str = agent_apply_test_artifacts::OPS_JSON_NATIVE;
 
 fn registry(cache: ComponentCache, python: Option<&str>) -> Registry {
     let plugin = |path: &str| PluginConfig {

@@ -39,6 +39,9 @@ pub enum Error {
     NoSuchFile(String),
     #[error("format '{format}' cannot render {path}: {message}")]
     RenderRefused { format: String, path: String, message: String },
+    /// `--tokens` in a build without the `tokens` feature.
+    #[error("--tokens: this build does not count tokens (its vocabulary is left out to keep the binary small)")]
+    TokensLeftOut,
     /// Checks without a commit run in a sandbox made from the repository.
     #[error("--check needs a git repository to run in")]
     ChecksNeedRepository,

@@ -120,10 +120,7 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let limits = workspace.config.input_limits();
     limits.check_reply_text(&reply)?;
     // The vocabulary loads on another core while the edits are applied.
-    let tokens = options.tokens.then(|| {
-        let reply = reply.clone();
-        std::thread::spawn(move || bpe_openai::o200k_base().count(&reply))
-    });
+    let tokens = options.tokens.then(|| crate::tokens::count_in_background(&reply)).transpose()?;
     let repo = if options.dry_run { workspace.git_repo().ok() } else { Some(workspace.git_repo()?) };
     if let (Some(repo), false) = (&repo, options.dry_run) {
         repo.recover()?;

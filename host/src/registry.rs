@@ -17,6 +17,10 @@ pub struct BuiltinFormat {
     pub aliases: &'static [&'static str],
     pub wasm: &'static [u8],
     pub sha256: &'static str,
+    /// The component compiled for the building machine (none when cross-compiled).
+    pub precompiled: Option<&'static [u8]>,
+    /// The version and summary its `info` gave at build time (none when cross-compiled).
+    pub summary: Option<(&'static str, &'static str)>,
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
@@ -83,7 +87,12 @@ pub struct FormatEntry {
 /// wasm component, or a native library when `kind` is native).
 #[derive(Debug, Clone)]
 enum Location {
-    Embedded { wasm: &'static [u8], sha256: &'static str },
+    Embedded {
+        wasm: &'static [u8],
+        sha256: &'static str,
+        precompiled: Option<&'static [u8]>,
+        summary: Option<(&'static str, &'static str)>,
+    },
     File(PathBuf),
 }
 
@@ -165,7 +174,12 @@ impl Registry {
                 aliases: b.aliases.iter().map(|a| a.to_string()).collect(),
                 source: Source::Builtin,
                 kind: Kind::Wasm,
-                location: Location::Embedded { wasm: b.wasm, sha256: b.sha256 },
+                location: Location::Embedded {
+                    wasm: b.wasm,
+                    sha256: b.sha256,
+                    precompiled: b.precompiled,
+                    summary: b.summary,
+                },
                 pin: None,
             })
             .collect();
@@ -254,7 +268,7 @@ impl Registry {
     /// checked against the config's pin.
     fn bytes_of<'e>(&self, entry: &'e FormatEntry) -> Result<(Cow<'e, [u8]>, String), RegistryError> {
         let (wasm, digest): (Cow<'_, [u8]>, String) = match &entry.location {
-            Location::Embedded { wasm, sha256 } => (Cow::Borrowed(*wasm), sha256.to_string()),
+            Location::Embedded { wasm, sha256, .. } => (Cow::Borrowed(*wasm), sha256.to_string()),
             Location::File(path) => {
                 let bytes = std::fs::read(path).map_err(|error| RegistryError::Unreadable {
                     name: entry.name.clone(),
@@ -290,7 +304,12 @@ impl Registry {
         if let Some(plugin) = loaded.get(&key) {
             return Ok(Loaded::Wasm(plugin.clone()));
         }
-        let plugin = self.runtime.load(&entry.name, &wasm, &digest)?;
+        let plugin = match &entry.location {
+            Location::Embedded { precompiled, .. } => {
+                self.runtime.load_builtin(&entry.name, &wasm, &digest, *precompiled)?
+            }
+            _ => self.runtime.load(&entry.name, &wasm, &digest)?,
+        };
         loaded.insert(key, plugin.clone());
         Ok(Loaded::Wasm(plugin))
     }
@@ -299,6 +318,10 @@ impl Registry {
     /// bytes, so what its `info` said is kept in the cache by digest, and
     /// listing formats instantiates none that was listed before.
     pub fn summary(&self, entry: &FormatEntry) -> Result<InfoSummary, RegistryError> {
+        // A built-in format was asked when the binary was built.
+        if let Location::Embedded { summary: Some((version, summary)), .. } = &entry.location {
+            return Ok(InfoSummary { version: version.to_string(), summary: summary.to_string() });
+        }
         let (_, digest) = self.bytes_of(entry)?;
         let cache = self.runtime.cache();
         if let Some(known) = cache.info(&digest) {

@@ -530,7 +530,8 @@ impl ApplyReport {
             ReportStatus::Unchanged => out += "nothing to change\n",
             _ => {
                 for f in &self.files {
-                    out += &format!("{} {verb} {} ({} lines)\n", f.path, f.action, f.lines_after);
+                    let plural = if f.lines_after == 1 { "" } else { "s" };
+                    out += &format!("{} {verb} {} ({} line{plural})\n", f.path, f.action, f.lines_after);
                 }
                 if let Some(user) = &self.user_commit {
                     out += &format!(

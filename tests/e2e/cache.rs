@@ -1,8 +1,9 @@
-//! The compiled-component cache: reused when sound, recompiled when not.
+//! The compiled-component cache (third-party plugins; the built-in formats
+//! come precompiled): reused when sound, recompiled when not.
 
 use std::path::PathBuf;
 
-use crate::common::registry;
+use crate::common::registry_with_examples as registry;
 
 fn cache_entries(dir: &std::path::Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default()
@@ -12,12 +13,12 @@ fn cache_entries(dir: &std::path::Path) -> Vec<PathBuf> {
 fn compiles_once_then_reuses_the_entry() {
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(cache.path());
-    let whole = registry.find("whole").unwrap().clone();
-    registry.instantiate(&whole).unwrap();
+    let plugin = registry.find("ops-json").unwrap().clone();
+    registry.instantiate(&plugin).unwrap();
     let entries = cache_entries(cache.path());
     assert_eq!(entries.len(), 1, "{entries:?}");
     let written = std::fs::metadata(&entries[0]).unwrap().modified().unwrap();
-    crate::common::registry(cache.path()).instantiate(&whole).unwrap().info().unwrap();
+    crate::common::registry_with_examples(cache.path()).instantiate(&plugin).unwrap().info().unwrap();
     assert_eq!(std::fs::metadata(&entries[0]).unwrap().modified().unwrap(), written, "a sound entry is not rewritten");
 }
 
@@ -25,8 +26,8 @@ fn compiles_once_then_reuses_the_entry() {
 fn corrupt_truncated_and_garbage_entries_are_recompiled() {
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(cache.path());
-    let whole = registry.find("whole").unwrap().clone();
-    registry.instantiate(&whole).unwrap();
+    let plugin = registry.find("ops-json").unwrap().clone();
+    registry.instantiate(&plugin).unwrap();
     let entry = cache_entries(cache.path()).remove(0);
     let sound = std::fs::read(&entry).unwrap();
 
@@ -36,8 +37,8 @@ fn corrupt_truncated_and_garbage_entries_are_recompiled() {
     for damaged in [flipped, sound[..sound.len() / 3].to_vec(), b"not a component".to_vec(), Vec::new()] {
         std::fs::write(&entry, &damaged).unwrap();
         // A new registry, as a new run makes: one keeps what it loaded.
-        let info = crate::common::registry(cache.path()).instantiate(&whole).unwrap().info().unwrap();
-        assert_eq!(info.name, "whole");
+        let info = crate::common::registry_with_examples(cache.path()).instantiate(&plugin).unwrap().info().unwrap();
+        assert_eq!(info.name, "ops-json");
         assert_eq!(std::fs::read(&entry).unwrap().len(), sound.len(), "the entry is rewritten whole");
     }
 }
@@ -48,8 +49,8 @@ fn an_unwritable_cache_only_costs_a_compile() {
     let not_a_dir = dir.path().join("file");
     std::fs::write(&not_a_dir, "x").unwrap();
     let registry = registry(&not_a_dir.join("cache"));
-    let whole = registry.find("whole").unwrap().clone();
-    assert_eq!(registry.instantiate(&whole).unwrap().info().unwrap().name, "whole");
+    let plugin = registry.find("ops-json").unwrap().clone();
+    assert_eq!(registry.instantiate(&plugin).unwrap().info().unwrap().name, "ops-json");
 }
 
 #[test]
@@ -65,7 +66,7 @@ fn listing_formats_twice_instantiates_none_the_second_time() {
     let second: Vec<_> = registry.entries().iter().map(|e| registry.summary(e).unwrap()).collect();
     assert_eq!(first, second);
     assert!(cache_entries(cache.path()).iter().all(|p| p.extension().is_none_or(|x| x != "cwasm")), "nothing compiled");
-    let whole = registry.entries().iter().position(|e| e.name == "whole").unwrap();
-    let info = registry.instantiate(&registry.entries()[whole]).unwrap().info().unwrap();
-    assert_eq!((info.version, info.summary), (first[whole].version.clone(), first[whole].summary.clone()));
+    let ops = registry.entries().iter().position(|e| e.name == "ops-json").unwrap();
+    let info = registry.instantiate(&registry.entries()[ops]).unwrap().info().unwrap();
+    assert_eq!((info.version, info.summary), (first[ops].version.clone(), first[ops].summary.clone()));
 }

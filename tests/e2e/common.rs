@@ -9,10 +9,10 @@ use agent_apply::runtime::{ComponentCache, Limits, LoadedPlugin, PluginError, Ru
 use agent_apply_sdk::types as sdk;
 use sha2::{Digest, Sha256};
 
-/// The test-only hostile component, built by host/build.rs.
-pub const HOSTILE_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_HOSTILE_PLUGIN");
-/// The example third-party `ops-json` plugin, built as a component by host/build.rs.
-pub const OPS_JSON_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OPS_JSON");
+/// The test-only hostile component, built by tests/artifacts.
+pub const HOSTILE_WASM: &str = agent_apply_test_artifacts::HOSTILE_PLUGIN_WASM;
+/// The example third-party `ops-json` plugin, built as a component by tests/artifacts.
+pub const OPS_JSON_WASM: &str = agent_apply_test_artifacts::OPS_JSON_WASM;
 
 /// A component cache shared by the tests that do not test the cache itself,
 /// so each component compiles once per test run.
@@ -47,7 +47,7 @@ pub fn registry_with_examples(cache_dir: &Path) -> Registry {
 }
 
 /// A component built against a contract version the host does not speak.
-pub const OLD_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_OLD_CONTRACT_PLUGIN");
+pub const OLD_CONTRACT_WASM: &str = agent_apply_test_artifacts::OLD_CONTRACT_PLUGIN_WASM;
 
 /// The hostile plugin under `limits`.
 pub fn hostile(cache_dir: &Path, limits: Limits) -> LoadedPlugin {

@@ -2,6 +2,7 @@
 //! binary on real directories and git repositories. One test binary, as jj does.
 
 mod apply_patch;
+mod builtins;
 mod cache;
 mod cli;
 mod common;
@@ -18,6 +19,7 @@ mod native;
 mod plugins;
 mod prompt;
 mod properties;
+mod pty;
 mod python;
 mod replies;
 mod repo;
@@ -26,5 +28,6 @@ mod schema;
 mod security;
 mod snapshots;
 mod states;
+mod terminal;
 mod tool_calls;
 mod transaction;

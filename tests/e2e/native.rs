@@ -13,9 +13,9 @@ use serde_json::Value;
 use crate::common::{OPS_JSON_WASM, bin, registry_with_examples, shared_cache};
 use crate::repo::TestRepo;
 
-pub const OPS_JSON_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_OPS_JSON");
-const HOSTILE_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_HOSTILE_PLUGIN");
-const WRONG_ABI_NATIVE: &str = env!("AGENT_APPLY_TEST_NATIVE_WRONG_ABI_PLUGIN");
+pub const OPS_JSON_NATIVE: &str = agent_apply_test_artifacts::OPS_JSON_NATIVE;
+const HOSTILE_NATIVE: &str = agent_apply_test_artifacts::HOSTILE_PLUGIN_NATIVE;
+const WRONG_ABI_NATIVE: &str = agent_apply_test_artifacts::WRONG_ABI_PLUGIN_NATIVE;
 
 fn native_config(name: &str, path: &str) -> String {
     format!("[plugins.{name}]\npath = {path:?}\nnative = true\n")

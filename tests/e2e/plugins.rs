@@ -13,7 +13,7 @@ use crate::common::{HOSTILE_WASM, OPS_JSON_WASM, bin};
 use crate::repo::TestRepo;
 
 /// A component implementing `agent-apply:format@9.0.0`.
-const FUTURE_CONTRACT_WASM: &str = env!("AGENT_APPLY_TEST_PLUGIN_FUTURE_CONTRACT_PLUGIN");
+const FUTURE_CONTRACT_WASM: &str = agent_apply_test_artifacts::FUTURE_CONTRACT_PLUGIN_WASM;
 
 fn sha256_of(path: &str) -> String {
     Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
@@ -195,20 +195,21 @@ fn plugin_check_passes_on_the_example_and_fails_on_broken_plugins() {
 fn plugin_new_output_builds_and_its_tests_pass() {
     let dir = tempfile::tempdir().unwrap();
     let crate_dir = dir.path().join("my-format");
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins-sdk");
+    // Outside any checkout: the SDK is the one the binary was built from.
     bin()
+        .current_dir(dir.path())
         .args(["plugin", "new", "my-format", "--path"])
         .arg(&crate_dir)
-        .arg("--sdk-path")
-        .arg(&sdk)
         .assert()
         .success()
         .stdout(predicate::str::contains("created the `my-format` format plugin"));
     let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
-    assert!(manifest.contains("agent-apply-sdk = { path = "), "{manifest}");
-    // Pin the workspace's dependency versions so the build needs no network.
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins-sdk").canonicalize().unwrap();
+    assert!(
+        manifest.contains(&format!("agent-apply-sdk = {{ path = {:?} }}", sdk.display().to_string())),
+        "{manifest}"
+    );
+    assert!(crate_dir.join("Cargo.lock").is_file(), "the checkout's versions are pinned, for an offline build");
     // A target dir for scaffolds only, kept between runs so the SDK compiles once.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -230,6 +231,10 @@ fn plugin_new_output_builds_and_its_tests_pass() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("exists and is not empty"));
+    // An SDK named with --sdk-path is used as given.
+    let elsewhere = dir.path().join("with-sdk");
+    bin().args(["plugin", "new", "my-format", "--path"]).arg(&elsewhere).arg("--sdk-path").arg(&sdk).assert().success();
+    assert!(std::fs::read_to_string(elsewhere.join("Cargo.toml")).unwrap().contains(&sdk.display().to_string()));
     bin()
         .args(["plugin", "new", "Bad_Name"])
         .assert()

@@ -361,7 +361,7 @@ fn commit_message_from_flag_or_config_template() {
 }
 
 #[test]
-fn json_stats_give_bytes_always_and_tokens_when_asked() {
+fn json_stats_give_bytes_always_and_tokens_only_when_asked() {
     let repo = TestRepo::with(&[("a.txt", "a\n")]);
     let reply = whole_reply(&[("a.txt", "Hello, world!\n")]);
     let out =
@@ -369,7 +369,14 @@ fn json_stats_give_bytes_always_and_tokens_when_asked() {
     let report = json(&out.stdout);
     assert_eq!(report["stats"]["reply_bytes"], reply.len());
     assert!(report["stats"].get("reply_tokens").is_none(), "not counted unless asked");
+}
 
+/// Run by .ci/run's release step, which builds with the `tokens` feature.
+#[cfg(feature = "tokens")]
+#[test]
+fn json_stats_count_tokens_with_the_real_vocabulary() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let reply = whole_reply(&[("a.txt", "Hello, world!\n")]);
     // `Hello, world!` is 4 tokens in o200k_base; the reply's fence and path add the rest.
     let counted = repo
         .apply()
@@ -383,6 +390,18 @@ fn json_stats_give_bytes_always_and_tokens_when_asked() {
     assert_eq!(bpe.count("Hello, world!"), 4, "the real o200k_base vocabulary");
     assert_eq!(tokens, bpe.count(&reply));
     assert!((5..20).contains(&tokens), "{tokens}");
+}
+
+#[cfg(not(feature = "tokens"))]
+#[test]
+fn json_stats_tokens_without_the_vocabulary_say_how_to_get_it() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    repo.apply()
+        .args(["--format", "whole", "--json", "--dry-run", "--tokens"])
+        .write_stdin(whole_reply(&[("a.txt", "b\n")]))
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("--features tokens"));
 }
 
 #[test]

@@ -1,9 +1,26 @@
-//! `git agent-apply completions SHELL` and `git agent-apply man`.
+//! Shell completion: `git agent-apply completions SHELL` prints a script
+//! (the one `setup` installs). Bash, zsh and fish complete through the
+//! binary itself (clap_complete's dynamic engine, `COMPLETE=<shell>`), so
+//! `--format <TAB>` offers the formats this repository's config adds, and
+//! each script also hooks into git's own completion, which is what runs for
+//! `git agent-apply <TAB>`.
+
+use std::ffi::OsString;
+use std::io::Write;
 
 use clap::Args;
 use clap_complete::Shell;
+use clap_complete::engine::CompletionCandidate;
+use clap_complete::env::EnvCompleter;
 
 use super::{CommandError, Exit};
+use crate::config::Config;
+use crate::registry::BUILTIN_FORMATS;
+
+/// The command the scripts run: found on PATH, as git finds it.
+const BIN: &str = "git-agent-apply";
+/// The variable that asks the binary for completions instead of a run.
+const VAR: &str = "COMPLETE";
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -12,13 +29,109 @@ pub struct CompletionsArgs {
 }
 
 pub fn run(args: &CompletionsArgs, mut command: clap::Command) -> Result<Exit, CommandError> {
-    clap_complete::generate(args.shell, &mut command, "git-agent-apply", &mut std::io::stdout());
+    let mut out = std::io::stdout().lock();
+    match script(args.shell) {
+        Some(script) => out
+            .write_all(script.as_bytes())
+            .map_err(|e| CommandError::usage(format!("cannot write the completion script: {e}")))?,
+        // Other shells get clap's static script, without git's hook.
+        None => clap_complete::generate(args.shell, &mut command, BIN, &mut out),
+    }
     Ok(Exit::Ok)
 }
 
-pub fn man(command: clap::Command) -> Result<Exit, CommandError> {
-    clap_mangen::Man::new(command)
-        .render(&mut std::io::stdout())
-        .map_err(|e| CommandError::usage(format!("cannot write the man page: {e}")))?;
-    Ok(Exit::Ok)
+/// Answer a completion request (`COMPLETE=<shell> git-agent-apply -- WORDS`)
+/// and return true, or return false when this run is not one.
+pub fn answer_request(factory: fn() -> clap::Command) -> bool {
+    if std::env::var_os(VAR).is_none_or(|shell| shell.is_empty() || shell == "0") {
+        return false;
+    }
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let current_dir = std::env::current_dir().ok();
+    // Only requests (words after `--`) are answered; registration scripts
+    // come from `completions SHELL`, which knows about git.
+    if !args.iter().any(|a| a == "--") {
+        return false;
+    }
+    let done = clap_complete::CompleteEnv::with_factory(factory)
+        .var(VAR)
+        .bin(BIN)
+        .completer(BIN)
+        .try_complete(args, current_dir.as_deref());
+    match done {
+        Ok(answered) => answered,
+        Err(error) => {
+            eprintln!("git-agent-apply: completion failed: {error}");
+            true
+        }
+    }
 }
+
+/// The format names (and aliases) `--format` takes here: the built-ins and
+/// the plugins of the config that applies in the current directory.
+pub fn format_candidates() -> Vec<CompletionCandidate> {
+    let builtin = BUILTIN_FORMATS.iter().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()));
+    let mut names: Vec<String> = builtin.map(str::to_string).collect();
+    let root = git2::Repository::discover(".").ok().and_then(|r| r.workdir().map(|w| w.to_path_buf()));
+    if let Ok(config) = Config::load(root.as_deref()) {
+        for (name, plugin) in config.plugins {
+            names.push(name);
+            names.extend(plugin.aliases);
+        }
+    }
+    names.push("auto".into());
+    names.into_iter().map(CompletionCandidate::new).collect()
+}
+
+/// The script for `shell`, or `None` for shells completed statically.
+pub fn script(shell: Shell) -> Option<String> {
+    let mut registration = Vec::new();
+    let git_hook = match shell {
+        Shell::Bash => {
+            clap_complete::env::Bash.write_registration(VAR, BIN, BIN, BIN, &mut registration).ok()?;
+            BASH_GIT
+        }
+        // The zsh function serves both: zsh's git completion calls
+        // `_git-agent-apply` with the subcommand as the first word.
+        Shell::Zsh => return Some(ZSH.into()),
+        // fish 3.6+ completes `git agent-apply` with git-agent-apply's completions.
+        Shell::Fish => {
+            clap_complete::env::Fish.write_registration(VAR, BIN, BIN, BIN, &mut registration).ok()?;
+            ""
+        }
+        _ => return None,
+    };
+    Some(format!("{}{git_hook}", String::from_utf8_lossy(&registration)))
+}
+
+/// What git's bash completion calls for `git agent-apply`: the words from
+/// the subcommand on, completed as if `git-agent-apply` had been typed.
+const BASH_GIT: &str = r#"
+# git's completion calls _git_<subcommand> for `git agent-apply ...`.
+_git_agent_apply() {
+    local IFS=$'\013'
+    local cmd_idx=${__git_cmd_idx:-1}
+    local args=("${words[@]:cmd_idx+1}")
+    COMPREPLY=( $( \
+        _CLAP_IFS="$IFS" \
+        _CLAP_COMPLETE_INDEX=$((cword - cmd_idx)) \
+        _CLAP_COMPLETE_COMP_TYPE=9 \
+        _CLAP_COMPLETE_SPACE=true \
+        COMPLETE=bash \
+        git-agent-apply -- git-agent-apply "${args[@]}" 2>/dev/null \
+    ) )
+}
+"#;
+
+const ZSH: &str = r#"#compdef git-agent-apply
+# Completion for git-agent-apply, and for `git agent-apply`: zsh's git
+# completion calls _git-agent-apply with the subcommand as the first word.
+local -a candidates
+candidates=("${(@f)$( \
+    _CLAP_IFS=$'\n' \
+    _CLAP_COMPLETE_INDEX=$((CURRENT - 1)) \
+    COMPLETE=zsh \
+    git-agent-apply -- git-agent-apply "${(@)words[2,-1]}" 2>/dev/null \
+)}")
+[[ -n $candidates ]] && _describe -V values candidates
+"#;

@@ -66,14 +66,15 @@ impl CommandError {
             let object = ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default());
             super::output::json(&object);
         } else {
-            let mut text = format!("error: {}\n", self.message);
+            // anstream drops the colour when stderr is not a terminal or NO_COLOR is set.
+            let mut text = format!("\x1b[1;31merror:\x1b[0m {}\n", self.message);
             for hint in &self.hints {
-                text += &format!("hint: {hint}\n");
+                text += &format!("\x1b[1;36mhint:\x1b[0m {hint}\n");
             }
             if let Some(details) = &self.details {
                 text += &format!("{}\n", details.trim_end());
             }
-            eprint!("{text}");
+            let _ = std::io::Write::write_all(&mut anstream::stderr(), text.as_bytes());
         }
         self.exit.code()
     }
@@ -219,6 +220,8 @@ impl From<Error> for CommandError {
                 let hint = format!("pass --format {fits} (or --format auto)");
                 CommandError::usage(error.to_string()).hint(hint)
             }
+            Error::TokensLeftOut => CommandError::usage(error.to_string())
+                .hint("install with the vocabulary: `cargo install --path host --features tokens`"),
             Error::ChecksNeedRepository => CommandError::usage(error.to_string()).hint("run it inside the repository"),
         };
         CommandError { reflection: command_error.reflection.or(reflection), ..command_error }

@@ -14,12 +14,15 @@ mod plugin;
 mod prompt;
 mod read;
 mod recover;
+mod reply_input;
+mod setup;
 mod undo;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap_complete::engine::ArgValueCandidates;
 
 use crate::limits::InputLimits;
 use crate::workspace::Workspace;
@@ -83,6 +86,8 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
     Man,
+    /// Install the man page and shell completions for this user.
+    Setup(setup::SetupArgs),
 }
 
 /// `git agent-apply [apply] [OPTIONS] [REPLY|-]`.
@@ -92,7 +97,7 @@ pub struct ApplyArgs {
     #[arg(value_name = "REPLY|-")]
     reply: Option<PathBuf>,
     /// Edit format by name or alias, or `auto`.
-    #[arg(short, long, value_name = "NAME|auto")]
+    #[arg(short, long, value_name = "NAME|auto", add = ArgValueCandidates::new(completions::format_candidates))]
     format: Option<String>,
     /// The model that wrote the reply; picks its best-suited format.
     #[arg(long, value_name = "NAME")]
@@ -134,7 +139,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     json: bool,
     /// Count the reply's tokens (OpenAI `o200k_base`) into the JSON report's
-    /// `stats`. Off by default: loading the vocabulary takes ~0.2 s.
+    /// `stats`. Off by default: loading the vocabulary takes ~0.2 s. Needs a
+    /// build with the `tokens` feature (`cargo install --features tokens`).
     #[arg(long)]
     tokens: bool,
 }
@@ -145,6 +151,9 @@ pub fn run() -> ExitCode {
     if args.next().is_some_and(|first| first == crate::transaction::process_tree::SUPERVISE) {
         let code = crate::transaction::process_tree::supervise(&args.collect::<Vec<_>>());
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    if completions::answer_request(Cli::command) {
+        return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
     let json = match &cli.command {
@@ -158,6 +167,7 @@ pub fn run() -> ExitCode {
         Some(Command::Lint(args)) => args.json,
         _ => false,
     };
+    crate::progress::enable_for_terminal(json);
     let result = match cli.command {
         None => apply::run(&cli.global, &cli.apply),
         Some(Command::Apply(args)) => apply::run(&cli.global, &args),
@@ -172,12 +182,19 @@ pub fn run() -> ExitCode {
         Some(Command::Mcp(args)) => mcp::run(&cli.global, &args),
         Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
-        Some(Command::Man) => completions::man(Cli::command()),
+        Some(Command::Man) => man(),
+        Some(Command::Setup(args)) => setup::run(&args, Cli::command()),
     };
     match result {
         Ok(exit) => exit.code(),
         Err(error) => error.report(json),
     }
+}
+
+fn man() -> Result<Exit, CommandError> {
+    setup::render_man(Cli::command(), &mut std::io::stdout().lock())
+        .map_err(|e| CommandError::usage(format!("cannot write the man page: {e}")))?;
+    Ok(Exit::Ok)
 }
 
 /// The workspace a command works in: `--repo`, or the current directory.
@@ -188,13 +205,5 @@ pub fn open_workspace(global: &GlobalArgs) -> Result<Workspace, CommandError> {
 /// The reply text, from a file or stdin for `-` or no argument, read no
 /// further than the reply limit and checked to be text with lines in limits.
 pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
-    let read = match source {
-        Some(path) if path != Path::new("-") => std::fs::File::open(path)
-            .and_then(|file| limits.read_reply(file))
-            .map_err(|e| CommandError::usage(format!("cannot read the reply {}: {e}", path.display())))?,
-        _ => limits
-            .read_reply(std::io::stdin().lock())
-            .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?,
-    };
-    Ok(read?)
+    reply_input::read_reply(source, limits)
 }

@@ -15,7 +15,7 @@ pub struct ParseArgs {
     #[arg(value_name = "REPLY|-")]
     reply: Option<PathBuf>,
     /// Edit format by name or alias, or `auto`.
-    #[arg(short, long, value_name = "NAME|auto")]
+    #[arg(short, long, value_name = "NAME|auto", add = clap_complete::engine::ArgValueCandidates::new(super::completions::format_candidates))]
     format: Option<String>,
     /// The model that wrote the reply; picks its best-suited format.
     #[arg(long, value_name = "NAME")]

@@ -13,6 +13,7 @@ use crate::report::FormatChoice;
 pub struct PromptArgs {
     /// The format whose instructions to print (default: the one `--model`
     /// or the config picks).
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(super::completions::format_candidates))]
     format: Option<String>,
     /// The model the prompt is for; picks its best-suited format when no
     /// FORMAT is given.

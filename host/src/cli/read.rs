@@ -14,7 +14,7 @@ pub struct ReadArgs {
     /// The file to show.
     path: PathBuf,
     /// Edit format whose view to render, or `numbered` (`cat -n` lines).
-    #[arg(short, long, value_name = "NAME")]
+    #[arg(short, long, value_name = "NAME", add = clap_complete::engine::ArgValueCandidates::new(super::completions::format_candidates))]
     format: String,
     /// Line ranges to show, e.g. `10-20,45-55` or `7` (default: the whole file).
     #[arg(long, value_name = "RANGES", value_parser = parse_ranges)]

@@ -90,10 +90,23 @@ impl ComponentCache {
     /// The compiled component for `wasm` (hex sha256 `digest`): from the
     /// cache when a sound entry exists, otherwise compiled and stored.
     pub fn component(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<Component, String> {
+        self.component_with(engine, wasm, digest, || ())
+    }
+
+    /// The same, calling `before_compile` when there is no sound entry; what
+    /// it returns (a status line, say) lives until the compile is done.
+    pub fn component_with<T>(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        digest: &str,
+        before_compile: impl FnOnce() -> T,
+    ) -> Result<Component, String> {
         let entry = self.entry_path(engine, digest);
         if let Some(component) = entry.as_deref().and_then(|path| read_entry(engine, path)) {
             return Ok(component);
         }
+        let _during = before_compile();
         let component = Component::new(engine, wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
         if let Some(path) = entry {
             // A cache that cannot be written only costs the next run a compile.

@@ -4,14 +4,16 @@
 
 mod cache;
 mod convert;
+mod engine;
 mod native;
+mod precompiled;
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use agent_apply_sdk::types as sdk;
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -157,10 +159,8 @@ impl Runtime {
     /// A runtime with the given cache and limits. The deadline clock starts
     /// ticking on a background thread the first time a plugin is called.
     pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
-        let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true);
-        let engine =
-            Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        let engine = Engine::new(&engine::config())
+            .map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
         Ok(Runtime { engine, linker: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
     }
 
@@ -185,6 +185,20 @@ impl Runtime {
         let component = self
             .cache
             .component(&self.engine, wasm, digest)
+            .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
+        self.link(name, component)
+    }
+
+    /// Link a built-in format: its machine code from the binary when it
+    /// fits this engine, else compiled as [`Runtime::load`] does.
+    pub fn load_builtin(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        digest: &str,
+        precompiled: Option<&[u8]>,
+    ) -> Result<LoadedPlugin, PluginError> {
+        let component = precompiled::builtin_component(&self.engine, &self.cache, name, wasm, digest, precompiled)
             .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }

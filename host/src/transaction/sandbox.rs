@@ -170,6 +170,7 @@ pub fn run(
     }
     for (name, mut command) in steps {
         let started = Instant::now();
+        let status = crate::progress::Status::start(format!("running {name}"));
         let output = command
             .current_dir(&sandbox)
             .env_remove("GIT_DIR")
@@ -178,6 +179,7 @@ pub fn run(
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| TxError::Sandbox(format!("cannot run {name}: {e}")))?;
+        drop(status);
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text += &String::from_utf8_lossy(&output.stderr);
         let lines: Vec<&str> = text.lines().collect();

@@ -11,8 +11,9 @@ const CARGO_TOML: &str = include_str!("template/Cargo.toml.txt");
 const LIB_RS: &str = include_str!("template/lib.rs.txt");
 const README: &str = include_str!("template/README.md.txt");
 
-/// The dependency line used outside this repository.
-const PUBLISHED_SDK: &str = "agent-apply-sdk = \"0.1\"";
+/// The SDK this binary was built from, if that checkout is still there
+/// (`cargo install --path host` builds from one).
+const BUILT_FROM_SDK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins-sdk");
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
@@ -22,8 +23,8 @@ pub struct NewArgs {
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
     /// Depend on the SDK at this directory (default: the agent-apply checkout
-    /// around the new crate, if any, else the published crate).
-    #[arg(long, value_name = "DIR")]
+    /// around the new crate, else the one this binary was built from).
+    #[arg(long, alias = "sdk", value_name = "DIR")]
     sdk_path: Option<PathBuf>,
 }
 
@@ -45,24 +46,17 @@ pub fn run(args: &NewArgs) -> Result<Exit, CommandError> {
     let absolute = std::path::absolute(&dir).map_err(|e| io(&dir, e))?;
 
     let sdk = match &args.sdk_path {
-        Some(path) => Some(std::path::absolute(path).map_err(|e| io(path, e))?),
-        None => enclosing_sdk(&absolute),
+        Some(path) => std::path::absolute(path).map_err(|e| io(path, e))?,
+        None => enclosing_sdk(&absolute).or_else(|| sdk_at(Path::new(BUILT_FROM_SDK))).ok_or_else(|| {
+            CommandError::usage("cannot find the plugin SDK (agent-apply-sdk) to build the plugin with").hint(format!(
+                "pass --sdk-path DIR, the plugins-sdk/ directory of an agent-apply checkout \
+                     (this binary was built from {BUILT_FROM_SDK}, which is gone)"
+            ))
+        })?,
     };
-    let (sdk_dependency, sdk_note) = match &sdk {
-        Some(path) => (
-            format!("agent-apply-sdk = {{ path = {:?} }}", path.display().to_string()),
-            String::from(
-                "\nThe SDK dependency is a path into your agent-apply checkout; outside it, use\n\
-                 `agent-apply-sdk = \"0.1\"` (the SDK's version matches the contract version the host supports).\n",
-            ),
-        ),
-        None => (
-            PUBLISHED_SDK.to_string(),
-            String::from(
-                "\nInside an agent-apply checkout, `plugin new` depends on its `plugins-sdk/` by path instead.\n",
-            ),
-        ),
-    };
+    let sdk_dependency = format!("agent-apply-sdk = {{ path = {:?} }}", sdk.display().to_string());
+    let sdk_note = "\nThe SDK dependency is a path to the SDK in an agent-apply checkout; \
+                    the Cargo.lock beside it pins the versions that checkout was tested with.\n";
     let crate_name = name.replace('-', "_");
     let type_name: String = name
         .split('-')
@@ -77,13 +71,18 @@ pub fn run(args: &NewArgs) -> Result<Exit, CommandError> {
             .replace("{{crate}}", &crate_name)
             .replace("{{Type}}", &type_name)
             .replace("{{sdk_dependency}}", &sdk_dependency)
-            .replace("{{sdk_note}}", &sdk_note)
+            .replace("{{sdk_note}}", sdk_note)
     };
     for (file, template) in [("Cargo.toml", CARGO_TOML), ("src/lib.rs", LIB_RS), ("README.md", README)] {
         let path = dir.join(file);
         std::fs::write(&path, fill(template)).map_err(|e| io(&path, e))?;
     }
-    println!("created the `{name}` format plugin in {}", dir.display());
+    // The checkout's lock file: the same dependency versions, so the plugin
+    // builds offline from what building agent-apply already downloaded.
+    if let Some(lock) = sdk.parent().map(|checkout| checkout.join("Cargo.lock")).filter(|l| l.is_file()) {
+        std::fs::copy(&lock, dir.join("Cargo.lock")).map_err(|e| io(&dir.join("Cargo.lock"), e))?;
+    }
+    println!("created the `{name}` format plugin in {} (SDK: {})", dir.display(), sdk.display());
     println!("  cargo test                                    # run its tests");
     println!("  cargo build --release --target wasm32-wasip2  # build the component");
     println!("  git agent-apply plugin check target/wasm32-wasip2/release/{crate_name}.wasm");
@@ -92,7 +91,11 @@ pub fn run(args: &NewArgs) -> Result<Exit, CommandError> {
 
 /// The `plugins-sdk/` of the agent-apply checkout that holds `dir`, if any.
 fn enclosing_sdk(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors().map(|a| a.join("plugins-sdk")).find(|sdk| {
-        std::fs::read_to_string(sdk.join("Cargo.toml")).is_ok_and(|t| t.contains("name = \"agent-apply-sdk\""))
-    })
+    dir.ancestors().find_map(|a| sdk_at(&a.join("plugins-sdk")))
+}
+
+/// `dir`, made absolute and tidy, if it holds the SDK crate.
+fn sdk_at(dir: &Path) -> Option<PathBuf> {
+    let holds = std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains("name = \"agent-apply-sdk\""));
+    holds.then(|| std::fs::canonicalize(dir).ok()).flatten()
 }

@@ -1,0 +1,10 @@
+//! The engine configuration, shared by the runtime and by host/build.rs,
+//! which precompiles the built-in formats: a precompiled component loads
+//! only into an engine configured exactly as the one that compiled it.
+
+/// The configuration every engine of this tool is made from.
+pub fn config() -> wasmtime::Config {
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true).epoch_interruption(true);
+    config
+}

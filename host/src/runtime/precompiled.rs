@@ -1,0 +1,79 @@
+//! The built-in formats, compiled to machine code when the binary was built
+//! (host/build.rs) and embedded beside their wasm. A first run loads them
+//! as they are. Only when they do not fit this engine or CPU (a binary
+//! built elsewhere, or cross-compiled) is the wasm compiled, once, into the
+//! on-disk cache, with a notice, since that takes seconds.
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+use super::ComponentCache;
+use crate::progress;
+
+/// The component of built-in format `name`: its embedded machine code if
+/// it fits `engine`, otherwise compiled (or fetched from `cache`).
+pub fn builtin_component(
+    engine: &Engine,
+    cache: &ComponentCache,
+    name: &str,
+    wasm: &[u8],
+    digest: &str,
+    precompiled: Option<&[u8]>,
+) -> Result<Component, String> {
+    let why_not = match precompiled {
+        // SAFETY: the bytes are what `Engine::precompile_component` produced
+        // in this binary's build script, embedded unchanged; wasmtime checks
+        // its version, configuration and the CPU features in their header
+        // and refuses them, rather than running them, if any differs.
+        Some(code) => match unsafe { Component::deserialize(engine, code) } {
+            Ok(component) => return Ok(component),
+            Err(e) => format!("{e:#}"),
+        },
+        None => "this binary was built without them (cross-compiled)".to_string(),
+    };
+    cache.component_with(engine, wasm, digest, || {
+        eprintln!(
+            "agent-apply: compiling the built-in format `{name}` for this machine (once; kept in the cache): \
+             its precompiled code does not fit: {}",
+            first_line(&why_not)
+        );
+        progress::Status::start(format!("compiling the `{name}` format"))
+    })
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::BUILTIN_FORMATS;
+
+    fn engine() -> Engine {
+        Engine::new(&super::super::engine::config()).unwrap()
+    }
+
+    #[test]
+    fn the_embedded_code_fits_the_runtime_engine() {
+        let engine = engine();
+        for format in BUILTIN_FORMATS {
+            let code = format.precompiled.expect("built natively, so precompiled");
+            // SAFETY: as in `builtin_component`.
+            let loaded = unsafe { Component::deserialize(&engine, code) };
+            assert!(loaded.is_ok(), "{}: {:#}", format.name, loaded.err().unwrap());
+        }
+    }
+
+    #[test]
+    fn code_that_does_not_fit_is_compiled_once_into_the_cache() {
+        let engine = engine();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::at(dir.path());
+        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
+        let foreign = Some(&b"machine code for another CPU"[..]);
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
+    }
+}
