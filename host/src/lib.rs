@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod limits;
 pub mod parts;
+pub mod rebase;
 pub mod registry;
 pub mod report;
 pub mod runtime;

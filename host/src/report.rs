@@ -172,6 +172,10 @@ pub struct FileJson {
     /// preview the change range by range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<RangeChange>>,
+    /// The version of the file the edits were applied to: the working tree's,
+    /// or an earlier one they were rebased from (`--base`, `read`, HEAD).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<crate::rebase::FileBase>,
 }
 
 /// One changed range of a file: lines `old_start..old_start+removed` became
@@ -331,6 +335,7 @@ impl ApplyReport {
                 path,
                 from,
                 action,
+                base: None,
             });
         }
         let status = match (failed, partial && any_applied && !files.is_empty()) {
@@ -361,6 +366,21 @@ impl ApplyReport {
         };
         report.reflection = report.reflection_text();
         report
+    }
+
+    /// Which version each file's edits were applied to, and which edits
+    /// were rebased onto the current file (`rebased` instead of `applied`).
+    pub fn note_bases(&mut self, rebased: &crate::rebase::Rebased) {
+        for file in &mut self.files {
+            let base = rebased.files.get(&file.path).cloned();
+            file.base = Some(base.unwrap_or_else(crate::rebase::FileBase::working_tree));
+        }
+        for edit in &mut self.edits {
+            if edit.status == "applied" && rebased.edits.contains(&(edit.index - 1)) {
+                edit.status = "rebased";
+            }
+        }
+        self.reflection = self.reflection_text();
     }
 
     /// The changes were written to the working tree.
@@ -428,7 +448,7 @@ impl ApplyReport {
             );
         }
         let applied: Vec<String> =
-            self.edits.iter().filter(|e| e.status == "applied").map(|e| e.index.to_string()).collect();
+            self.edits.iter().filter(|e| matches!(e.status, "applied" | "rebased")).map(|e| e.index.to_string()).collect();
         if self.status == "partial" {
             out += &format!(
                 "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",

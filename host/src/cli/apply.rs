@@ -9,7 +9,7 @@ use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, 
 use super::{ApplyArgs, CommandError, Context, Exit, GlobalArgs, read_reply, snapshot_hint};
 use crate::report::{ApplyReport, FormatChoice, colorize_diff};
 use crate::transaction::{CommitRequest, SnapshotError, binary_changes, check_path, planned_paths, read_text};
-use crate::{parts, suffix};
+use crate::{parts, rebase, suffix};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let started = Instant::now();
@@ -91,11 +91,17 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     // edits before the cut may depend on the ones that never came.
     let partial = args.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
+    let bases = rebase::Bases::new(repo.as_ref().map(|r| r.repository()), &args.base)
+        .map_err(|e| CommandError::usage(e.to_string()).hint(e.hint()))?;
+    let mut rebased = rebase::Rebased::default();
     let (changes, mut verdicts) = if (malformed && !partial) || allowed.is_empty() {
         (Vec::new(), vec![None; parsed.edits.len()])
     } else {
         let files = suffix::plugin_files(&snapshots, &aliases);
-        let (changes, verdicts) = parts::apply(&mut format_parts, &files, &parsed.edits, &allowed)?;
+        // Edits written against another version of a file are rebased (#25).
+        let (changes, verdicts, notes) =
+            rebase::apply(&mut format_parts, &files, &parsed.edits, &allowed, &bases)?;
+        rebased = notes;
         (suffix::real_changes(changes, &aliases), verdicts)
     };
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
@@ -144,6 +150,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         !args.json && (args.diff || args.dry_run),
         args.json,
     );
+    report.note_bases(&rebased);
     report.timings.parse_ms = parse_ms;
     report.timings.apply_ms = apply_ms;
 

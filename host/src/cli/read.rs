@@ -54,9 +54,10 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     let path = repo_relative(&context.root, &args.path);
     // What a model reads obeys the same policy as what it edits, and a file
     // too large or too odd to edit is refused too: it could not be edited.
-    let checked = match context.take_git_repo() {
-        Ok(repo) => repo.check_read_path(&path, args.allow_ignored),
-        Err(_) => check_path(&context.root, &path).map_err(SnapshotError::from),
+    let repo = context.take_git_repo().ok();
+    let checked = match &repo {
+        Some(repo) => repo.check_read_path(&path, args.allow_ignored),
+        None => check_path(&context.root, &path).map_err(SnapshotError::from),
     };
     let content = match checked.and_then(|full| read_text(&full, &path, &context.config.input_limits())) {
         Ok(Some(content)) => content,
@@ -73,6 +74,14 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
         CommandError::usage(format!("format '{}' cannot render {}: {message}", entry.name, file.path))
     })?;
     print!("{view}");
+    // What the model was shown is kept, so edits written against it can be
+    // rebased once the file has moved on (#25). Not being able to is no
+    // reason to withhold the view.
+    if let Some(repo) = &repo
+        && let Err(error) = crate::rebase::record_read(repo.repository(), &file.path, &file.content)
+    {
+        eprintln!("warning: could not record the version shown, so edits against it cannot be rebased: {error}");
+    }
     Ok(Exit::Ok)
 }
 
