@@ -18,6 +18,7 @@ mod plugins;
 mod prompt;
 mod properties;
 mod python;
+mod rebase;
 mod replies;
 mod repo;
 mod sandbox;

@@ -81,15 +81,33 @@ fn hunks(old: &str, new: &str) -> Vec<(Range<u32>, Range<u32>)> {
     out
 }
 
-/// The lines of `current` (1-based, inclusive) that a conflicting merge
-/// could not settle: each change `base → current` whose base lines meet or
-/// touch a change `base → edited`, as git's merge counts adjacent changes as
-/// one. An empty range in current (a deletion) shows the line after it.
-pub fn conflict_regions(base: &str, current: &str, edited: &str) -> Vec<(u32, u32)> {
+/// A region a conflicting merge could not settle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// Lines of the base (0-based, end exclusive) that both sides changed.
+    pub base: Range<u32>,
+    /// The same region in the current file, 1-based and inclusive (an
+    /// emptied region shows the line after it).
+    pub current: (u32, u32),
+}
+
+impl Conflict {
+    /// Whether an edit of base lines `start..=end` (1-based; `end = start - 1`
+    /// for an insertion) meets this region, adjacency included.
+    pub fn meets(&self, start: u32, end: u32) -> bool {
+        let (from, to) = (start.saturating_sub(1), end.max(start.saturating_sub(1)));
+        self.base.start <= to && from <= self.base.end
+    }
+}
+
+/// The regions of a conflicting merge: each change `base → current` whose
+/// base lines meet or touch a change `base → edited`, as git's merge counts
+/// adjacent changes as one conflict.
+pub fn conflicts(base: &str, current: &str, edited: &str) -> Vec<Conflict> {
     let ours = hunks(base, current);
     let theirs = hunks(base, edited);
     let lines = current.lines().count().max(1) as u32;
-    let mut regions: Vec<(u32, u32)> = Vec::new();
+    let mut regions: Vec<Conflict> = Vec::new();
     for (base_range, current_range) in &ours {
         let meets = theirs.iter().any(|(b, _)| b.start <= base_range.end && base_range.start <= b.end);
         if !meets {
@@ -98,8 +116,11 @@ pub fn conflict_regions(base: &str, current: &str, edited: &str) -> Vec<(u32, u3
         let start = (current_range.start + 1).min(lines);
         let end = current_range.end.max(start).min(lines);
         match regions.last_mut() {
-            Some(last) if last.1 + 1 >= start => last.1 = last.1.max(end),
-            _ => regions.push((start, end)),
+            Some(last) if last.current.1 + 1 >= start => {
+                last.current.1 = last.current.1.max(end);
+                last.base.end = base_range.end;
+            }
+            _ => regions.push(Conflict { base: base_range.clone(), current: (start, end) }),
         }
     }
     regions
@@ -123,7 +144,9 @@ mod tests {
         let current = "a\nb\nC1\nC2\nd\ne\n";
         let edited = "a\nb\nX\nd\ne\n";
         assert_eq!(merge3(base, current, edited).unwrap(), Merged::Conflict);
-        assert_eq!(conflict_regions(base, current, edited), vec![(3, 4)]);
+        let regions = conflicts(base, current, edited);
+        assert_eq!(regions, vec![Conflict { base: 2..3, current: (3, 4) }]);
+        assert!(regions[0].meets(3, 3) && regions[0].meets(4, 3) && !regions[0].meets(1, 1));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use agent_apply_sdk::types::{Change, Edit, EditStatus, FailureKind, File, LineRa
 use serde::Serialize;
 
 pub use bases::{Base, BaseError, BaseSource, Bases, record_read, short};
-use merge::{Merged, conflict_regions, merge3};
+use merge::{Merged, conflicts, merge3};
 
 use crate::cli::CommandError;
 use crate::parts::{self, Part};
@@ -208,28 +208,54 @@ fn rebase(
             Ok(Verdict { change, outcomes, base: Some(note) })
         }
         Merged::Conflict => {
-            let regions = conflict_regions(&base.content, &current.content, edited);
-            let ranges: Vec<LineRange> = regions.iter().map(|&(s, e)| LineRange::new(s, e)).collect();
-            let listed: Vec<String> =
-                regions.iter().map(|&(s, e)| if s == e { s.to_string() } else { format!("{s}-{e}") }).collect();
-            let mut outcomes = Vec::new();
-            for o in applied {
-                let view = view(parts, o.edit as usize, current, &ranges)?;
-                let message = format!(
-                    "{path} was edited against {}, and {path} has changed since in the lines this edit touches \
-                     (now lines {})",
-                    base.label,
-                    listed.join(", ")
-                );
-                let hint = format!(
-                    "nothing was written to {path}. Those lines of {path} now read:\n{view}Redo just that part \
-                     against these lines; the rest of your edits merged cleanly."
-                );
-                outcomes.push(stale(o.edit, message, hint, ranges.first().copied()));
-            }
+            let outcomes = conflicted(parts, current, base, edited, applied)?;
             Ok(Verdict { change: None, outcomes, base: Some(note) })
         }
     }
+}
+
+/// The outcomes of a file whose merge conflicts: the edits that meet a
+/// conflicting region are `stale`, with the format's view of it in the
+/// current file; the others merged, but nothing of the file is written.
+fn conflicted(
+    parts: &mut [Part],
+    current: &File,
+    base: &Base,
+    edited: &str,
+    applied: Vec<Outcome>,
+) -> Result<Vec<Outcome>, CommandError> {
+    let path = current.path.as_str();
+    let regions = conflicts(&base.content, &current.content, edited);
+    let meets = |o: &Outcome, c: &merge::Conflict| o.lines.is_none_or(|l| c.meets(l.start, l.end));
+    let mut outcomes = Vec::new();
+    for o in &applied {
+        let mine: Vec<&merge::Conflict> = regions.iter().filter(|c| meets(o, c)).collect();
+        if mine.is_empty() {
+            let message = format!(
+                "not applied: this edit merged cleanly into {path}, but another edit of {path} conflicts with \
+                 changes made since {}",
+                base.label
+            );
+            let hint = format!("send it again with the corrected edits of {path}");
+            outcomes.push(stale(o.edit, message, hint, o.lines));
+            continue;
+        }
+        let ranges: Vec<LineRange> = mine.iter().map(|c| LineRange::new(c.current.0, c.current.1)).collect();
+        let listed: Vec<String> =
+            ranges.iter().map(|r| if r.start == r.end { r.start.to_string() } else { format!("{}-{}", r.start, r.end) }).collect();
+        let view = view(parts, o.edit as usize, current, &ranges)?;
+        let message = format!(
+            "stale: written against {}, and {path} has changed since where this edit goes (now line(s) {} of {path})",
+            base.label,
+            listed.join(", ")
+        );
+        let hint = format!(
+            "nothing was written to {path}. Those lines of {path} now read:\n{view}Redo just this edit against \
+             these lines."
+        );
+        outcomes.push(stale(o.edit, message, hint, ranges.first().copied()));
+    }
+    Ok(outcomes)
 }
 
 /// The edits did not fit the `--base` version: each fails with what its
