@@ -19,6 +19,7 @@ mod prompt;
 mod properties;
 mod python;
 mod rebase;
+mod rebase_property;
 mod replies;
 mod repo;
 mod sandbox;
