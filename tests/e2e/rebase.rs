@@ -237,3 +237,25 @@ fn text_edits_of_a_line_the_user_changed_are_stale() {
     assert_eq!(report["edits"][0]["kind"], "stale", "{report}");
     assert!(report["edits"][0]["hint"].as_str().unwrap().contains("user five"), "{report}");
 }
+
+#[test]
+fn a_hashline_object_with_the_views_file_tag_is_applied_to_that_version_and_merged() {
+    let repo = TestRepo::with(&[("f.txt", &numbered(12))]);
+    let view = read_view(&repo, "hashline", "f.txt");
+    let tag = compact_tag(&view);
+    // Two lines above: the anchors alone would follow their lines; the tag
+    // says for sure which version they come from.
+    repo.write("f.txt", &format!("user 1\nuser 2\n{}", numbered(12).replace("line 11\n", "user eleven\n")));
+    let reply = format!(
+        "```json\n{{\"path\": \"f.txt\", \"tag\": \"{tag}\", \"edits\": [{{\"replace_lines\": {{\"start_anchor\": \"{}\", \
+         \"end_anchor\": \"{}\", \"new_text\": \"FOUR\\nFIVE\"}}}}]}}\n```\n",
+        anchor(&view, "line 4"),
+        anchor(&view, "line 5")
+    );
+    let (code, report) = run(&repo, &["--format", "hashline", "--no-commit"], &reply);
+    assert_eq!(code, 0, "{report}");
+    let expected = numbered(12).replace("line 11\n", "user eleven\n").replace("line 4\nline 5\n", "FOUR\nFIVE\n");
+    assert_eq!(file(&repo, "f.txt"), format!("user 1\nuser 2\n{expected}"));
+    assert_eq!(report["edits"][0]["status"], "rebased", "{report}");
+    assert_eq!(report["files"][0]["base"]["source"], "read");
+}
