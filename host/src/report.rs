@@ -447,8 +447,12 @@ impl ApplyReport {
                 check.output.trim_end()
             );
         }
-        let applied: Vec<String> =
-            self.edits.iter().filter(|e| matches!(e.status, "applied" | "rebased")).map(|e| e.index.to_string()).collect();
+        let applied: Vec<String> = self
+            .edits
+            .iter()
+            .filter(|e| matches!(e.status, "applied" | "rebased"))
+            .map(|e| e.index.to_string())
+            .collect();
         if self.status == "partial" {
             out += &format!(
                 "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",

@@ -134,7 +134,8 @@ fn an_untagged_compact_edit_far_from_the_users_change_applies() {
 fn base_names_the_version_an_untagged_reply_was_written_against() {
     let repo = TestRepo::with(&[("f.txt", &numbered(12)), ("g.txt", &numbered(3))]);
     repo.write("f.txt", &moved_on(&numbered(12)));
-    let reply = "f.txt:3-3\n```\nTHREE\n```\n\nf.txt:9-10\n```\nNINE\nTEN\n```\n\nf.txt:12-11\n```\nbefore twelve\n```\n";
+    let reply =
+        "f.txt:3-3\n```\nTHREE\n```\n\nf.txt:9-10\n```\nNINE\nTEN\n```\n\nf.txt:12-11\n```\nbefore twelve\n```\n";
     let (code, report) = run(&repo, &["--format", "compact", "--base", "HEAD"], reply);
     assert_eq!(code, 0, "{report}");
     assert_eq!(repo.committed("f.txt").unwrap(), EXPECTED, "{report}");
@@ -206,7 +207,8 @@ fn a_hashline_edit_of_a_line_the_user_changed_is_stale_in_the_hashline_view() {
 #[test]
 fn text_edits_whose_context_the_user_changed_are_rebased_from_head() {
     let udiff = "```diff\n--- a/f.txt\n+++ b/f.txt\n@@ -2,4 +2,4 @@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n```\n";
-    let patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n*** End Patch\n";
+    let patch =
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n*** End Patch\n";
     let block = "f.txt\n```\n<<<<<<< SEARCH\nline 2\nline 3\nline 4\nline 5\n=======\nline 2\nline 3\nline 4\nFIVE\n>>>>>>> REPLACE\n```\n";
     let call = serde_json::json!({"type": "tool_use", "id": "t1", "name": "Edit", "input": {
         "file_path": "f.txt", "old_string": "line 2\nline 3\nline 4\nline 5", "new_string": "line 2\nline 3\nline 4\nFIVE"}})
@@ -216,7 +218,8 @@ fn text_edits_whose_context_the_user_changed_are_rebased_from_head() {
         repo.write("f.txt", &format!("user top\n{}", numbered(12).replace("line 2\n", "user two\n")));
         let (code, report) = run(&repo, &["--format", format, "--no-commit"], reply);
         assert_eq!(code, 0, "{format}: {report}");
-        let expected = format!("user top\n{}", numbered(12).replace("line 2\n", "user two\n").replace("line 5\n", "FIVE\n"));
+        let expected =
+            format!("user top\n{}", numbered(12).replace("line 2\n", "user two\n").replace("line 5\n", "FIVE\n"));
         assert_eq!(file(&repo, "f.txt"), expected, "{format}");
         assert_eq!(report["edits"][0]["status"], "rebased", "{format}: {report}");
         assert_eq!(report["files"][0]["base"]["source"], "head", "{format}: {report}");
@@ -227,7 +230,8 @@ fn text_edits_whose_context_the_user_changed_are_rebased_from_head() {
 /// conflict, refused as stale, nothing written.
 #[test]
 fn text_edits_of_a_line_the_user_changed_are_stale() {
-    let patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n*** End Patch\n";
+    let patch =
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n*** End Patch\n";
     let repo = TestRepo::with(&[("f.txt", &numbered(12))]);
     repo.write("f.txt", &numbered(12).replace("line 5\n", "user five\n"));
     let before = repo.state();

@@ -560,7 +560,8 @@ pub fn stale_tag(
     group: &[(usize, &HashEdit)],
     settings: &Settings,
 ) -> Option<Vec<(usize, EditFailure)>> {
-    let tag = group.iter().find_map(|(_, e)| e.tag.as_deref().filter(|t| !agent_apply_sdk::view::tag_matches(t, content)))?;
+    let tag =
+        group.iter().find_map(|(_, e)| e.tag.as_deref().filter(|t| !agent_apply_sdk::view::tag_matches(t, content)))?;
     let now = agent_apply_sdk::view::version_tag(content);
     let lines: Vec<u32> = group.iter().flat_map(|(_, e)| anchors_of(&e.op)).map(|a| a.line).collect();
     let ranges: Vec<LineRange> =
@@ -572,7 +573,10 @@ pub fn stale_tag(
         .map(|(i, e)| {
             let failure = EditFailure::new(
                 FailureKind::Stale,
-                format!("{} on {path} is stale: its anchors come from version @{tag}, but the file is now @{now}", e.label),
+                format!(
+                    "{} on {path} is stale: its anchors come from version @{tag}, but the file is now @{now}",
+                    e.label
+                ),
             )
             .with_hint(format!(
                 "{path} changed since you read it. Its lines there now:\n{view}Take the anchors from these lines and \

@@ -514,7 +514,9 @@ fn many_edits_on_a_big_file() {
 // ------------------------------------------------------------- file tag
 
 fn tagged(tag: &str, anchor: &str) -> String {
-    format!("```json\n{{\"path\": \"f\", \"tag\": \"{tag}\", \"edits\": [{{\"set_line\": {{\"anchor\": \"{anchor}\", \"new_text\": \"X\"}}}}]}}\n```\n")
+    format!(
+        "```json\n{{\"path\": \"f\", \"tag\": \"{tag}\", \"edits\": [{{\"set_line\": {{\"anchor\": \"{anchor}\", \"new_text\": \"X\"}}}}]}}\n```\n"
+    )
 }
 
 #[test]

@@ -99,8 +99,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     } else {
         let files = suffix::plugin_files(&snapshots, &aliases);
         // Edits written against another version of a file are rebased (#25).
-        let (changes, verdicts, notes) =
-            rebase::apply(&mut format_parts, &files, &parsed.edits, &allowed, &bases)?;
+        let (changes, verdicts, notes) = rebase::apply(&mut format_parts, &files, &parsed.edits, &allowed, &bases)?;
         rebased = notes;
         (suffix::real_changes(changes, &aliases), verdicts)
     };

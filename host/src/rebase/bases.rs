@@ -135,7 +135,12 @@ impl<'r> Bases<'r> {
         };
         let content = blob_text(repo, blob)
             .ok_or_else(|| BaseError::NotText { rev: spec.rev.clone(), what: format!("its version of {path}") })?;
-        Ok(Some(Base { source: BaseSource::Flag, label: format!("--base {}", spec.rev), blob: blob.to_string(), content }))
+        Ok(Some(Base {
+            source: BaseSource::Flag,
+            label: format!("--base {}", spec.rev),
+            blob: blob.to_string(),
+            content,
+        }))
     }
 
     /// Versions of `path` the model may have read, other than `current`:

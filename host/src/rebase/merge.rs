@@ -52,8 +52,11 @@ pub fn merge3(base: &str, current: &str, edited: &str) -> Result<Merged, MergeEr
         let mut result: raw::git_merge_file_result = std::mem::zeroed();
         check(raw::git_merge_file(&mut result, &inputs[0], &inputs[1], &inputs[2], &options))?;
         let clean = result.automergeable != 0;
-        let bytes =
-            if result.ptr.is_null() { Vec::new() } else { std::slice::from_raw_parts(result.ptr.cast::<u8>(), result.len).to_vec() };
+        let bytes = if result.ptr.is_null() {
+            Vec::new()
+        } else {
+            std::slice::from_raw_parts(result.ptr.cast::<u8>(), result.len).to_vec()
+        };
         raw::git_merge_file_result_free(&mut result);
         if !clean {
             return Ok(Merged::Conflict);

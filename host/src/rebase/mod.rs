@@ -60,6 +60,9 @@ struct Verdict {
     base: Option<FileBase>,
 }
 
+/// The changes (one per path), the outcomes by edit index, and what was rebased.
+pub type Results = (Vec<Change>, Vec<Option<Outcome>>, Rebased);
+
 /// [`parts::apply`], with each file's edits rebased where they were written
 /// against another version of it than `files` holds.
 pub fn apply(
@@ -68,7 +71,7 @@ pub fn apply(
     edits: &[Edit],
     allowed: &[usize],
     bases: &Bases<'_>,
-) -> Result<(Vec<Change>, Vec<Option<Outcome>>, Rebased), CommandError> {
+) -> Result<Results, CommandError> {
     let (mut changes, mut outcomes) = parts::apply(parts, files, edits, allowed)?;
     let mut rebased = Rebased::default();
     let mut paths: Vec<&str> = Vec::new();
@@ -241,8 +244,10 @@ fn conflicted(
             continue;
         }
         let ranges: Vec<LineRange> = mine.iter().map(|c| LineRange::new(c.current.0, c.current.1)).collect();
-        let listed: Vec<String> =
-            ranges.iter().map(|r| if r.start == r.end { r.start.to_string() } else { format!("{}-{}", r.start, r.end) }).collect();
+        let listed: Vec<String> = ranges
+            .iter()
+            .map(|r| if r.start == r.end { r.start.to_string() } else { format!("{}-{}", r.start, r.end) })
+            .collect();
         let view = view(parts, o.edit as usize, current, &ranges)?;
         let message = format!(
             "stale: written against {}, and {path} has changed since where this edit goes (now line(s) {} of {path})",
@@ -277,10 +282,8 @@ fn failed_on_base(
             if o.status == EditStatus::Failed {
                 Outcome { message: format!("{} (on {path} as {} has it)", o.message, base.label), ..o }
             } else {
-                let message = format!(
-                    "not applied: another edit of {path} does not fit {path} as {} has it",
-                    base.label
-                );
+                let message =
+                    format!("not applied: another edit of {path} does not fit {path} as {} has it", base.label);
                 stale(o.edit, message, None, o.lines)
             }
         })
@@ -334,12 +337,7 @@ fn ambiguous(
 }
 
 /// `ranges` of the current file in the view of the format that read edit `index`.
-fn view(
-    parts: &mut [Part],
-    index: usize,
-    current: &File,
-    ranges: &[LineRange],
-) -> Result<String, CommandError> {
+fn view(parts: &mut [Part], index: usize, current: &File, ranges: &[LineRange]) -> Result<String, CommandError> {
     let part = parts.iter_mut().find(|p| p.edits.contains(&index)).expect("every edit belongs to a part");
     let view = part.instance.render(current, ranges, &part.options)?.unwrap_or_else(|_| {
         agent_apply_sdk::view::render_ranges(&current.content, ranges, |n, line| format!("{n}: {line}"))
