@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use agent_apply_sdk::types::OptionValue;
 use serde::Deserialize;
 
 use crate::limits::InputLimits;
@@ -181,20 +182,21 @@ impl Config {
         }
     }
 
-    /// Options for `format` as key-value strings.
-    pub fn format_options(&self, format: &str) -> Vec<(String, String)> {
-        self.options
-            .get(format)
-            .into_iter()
-            .flatten()
-            .map(|(key, value)| {
-                let value = match value {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (key.clone(), value)
-            })
-            .collect()
+    /// The options passed to `format`'s plugin: the repository's absolute
+    /// path as `repo-root` (agents' tool calls name files by absolute paths;
+    /// a plugin has no file system to find the repository itself), this
+    /// config's `[options.FORMAT]`, then `file` (the `--file` flag).
+    pub fn plugin_options(&self, format: &str, file: Option<&str>) -> Vec<OptionValue> {
+        let option = |key: &str, value: String| OptionValue { key: key.into(), value };
+        let root = self.repo_root.as_deref().map(|root| option("repo-root", root.display().to_string()));
+        let configured = self.options.get(format).into_iter().flatten().map(|(key, value)| {
+            let value = match value {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            option(key, value)
+        });
+        root.into_iter().chain(configured).chain(file.map(|file| option("file", file.into()))).collect()
     }
 }
 
@@ -242,6 +244,8 @@ mod tests {
         assert_eq!(config.plugins["x"].path, dir.path().join("p/x.wasm"));
         assert_eq!(config.limits().timeout, Duration::from_millis(250));
         assert_eq!(config.input_limits(), InputLimits { edits: 7, ..InputLimits::default() });
-        assert_eq!(config.format_options("whole"), vec![("k".to_string(), "true".to_string())]);
+        let options: Vec<(String, String)> =
+            config.plugin_options("whole", Some("f")).into_iter().map(|o| (o.key, o.value)).collect();
+        assert_eq!(options, [("k".to_string(), "true".to_string()), ("file".to_string(), "f".to_string())]);
     }
 }

@@ -8,11 +8,18 @@
 
 pub mod cli;
 pub mod config;
+mod error;
 pub mod limits;
 pub mod parts;
+pub mod pipeline;
 pub mod rebase;
 pub mod registry;
 pub mod report;
 pub mod runtime;
 pub mod suffix;
 pub mod transaction;
+pub mod workspace;
+
+pub use error::Error;
+pub use pipeline::{Applied, ApplyOptions};
+pub use workspace::Workspace;

@@ -99,10 +99,30 @@ impl InputLimits {
         String::from_utf8(bytes).map_err(|e| LimitError::ReplyNotUtf8 { offset: e.utf8_error().valid_up_to() })
     }
 
+    /// Check a reply given as text (by a library caller or the MCP server)
+    /// as [`read_reply`](Self::read_reply) checks one read from a file.
+    pub fn check_reply_text(&self, reply: &str) -> Result<(), LimitError> {
+        if reply.len() as u64 > self.reply_bytes {
+            return Err(LimitError::ReplyTooLarge { limit: self.reply_bytes });
+        }
+        if let Some(offset) = nul_offset(reply.as_bytes()) {
+            return Err(LimitError::ReplyBinary { offset });
+        }
+        match long_line(reply.as_bytes(), self.line_bytes) {
+            Some((line, length)) => Err(LimitError::ReplyLineTooLong { line, length, limit: self.line_bytes }),
+            None => Ok(()),
+        }
+    }
+
     /// Refuse a parse that found more edits than the limit.
     pub fn check_edit_count(&self, count: usize) -> Result<(), LimitError> {
         if count > self.edits { Err(LimitError::TooManyEdits { count, limit: self.edits }) } else { Ok(()) }
     }
+}
+
+/// What to do about a limit: raise its key under `[limits]`.
+pub fn raise_hint(key: &str) -> String {
+    format!("nothing was changed; if this input is legitimate, raise `{key}` under [limits] in .agent-apply.toml")
 }
 
 /// The offset of the first NUL byte.

@@ -11,7 +11,7 @@ use agent_apply_sdk::markers::edit_marker;
 use agent_apply_sdk::source::SourceMap;
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Severity, Span};
 
-use crate::cli::CommandError;
+use crate::Error;
 use crate::config::Config;
 use crate::registry::{Chosen, ChosenBy, Registry};
 use crate::runtime::PluginInstance;
@@ -56,9 +56,9 @@ pub fn read(
     file: Option<&str>,
     chosen: Chosen,
     reply: &str,
-) -> Result<Reading, CommandError> {
+) -> Result<Reading, Error> {
     let name = chosen.entry.name.clone();
-    let mut options = crate::cli::format_options(config, &name, file);
+    let mut options = config.plugin_options(&name, file);
     // Whether the user named the format: a format may then trust the reply
     // more (`whole` writes a file that shrinks to a fragment).
     options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
@@ -116,21 +116,12 @@ fn wrong_format(
     file: Option<&str>,
     named: &[Part],
     reply: &str,
-) -> Result<(), CommandError> {
+) -> Result<(), Error> {
     let Some(mut fits) = best_reader(registry, config, file, named, reply, FITS_CONFIDENCE)? else { return Ok(()) };
     if fits.instance.parse(reply, &fits.options)?.edits.is_empty() {
         return Ok(());
     }
-    let message =
-        format!("format '{}' found no edit in this reply, but format '{}' reads edits in it", named[0].name, fits.name);
-    Err(CommandError {
-        reflection: Some(format!(
-            "Your reply was read as the {} format, which found no edit in it, while it reads as the {} \
-             format; nothing was applied. Write your edits in the {} format.\n",
-            named[0].name, fits.name, named[0].name
-        )),
-        ..CommandError::usage(message).hint(format!("pass --format {} (or --format auto)", fits.name))
-    })
+    Err(Error::WrongFormat { named: named[0].name.clone(), fits: fits.name })
 }
 
 /// The error for a reply that holds no edit at all: the same under every
@@ -155,13 +146,13 @@ fn best_reader(
     used: &[Part],
     rest: &str,
     floor: f32,
-) -> Result<Option<Part>, CommandError> {
+) -> Result<Option<Part>, Error> {
     let mut best: Option<(f32, Part)> = None;
     for entry in registry.entries().iter().filter(|e| used.iter().all(|p| p.name != e.name)) {
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
-            let options = crate::cli::format_options(config, &entry.name, file);
+            let options = config.plugin_options(&entry.name, file);
             best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0 }));
         }
     }
@@ -217,7 +208,7 @@ pub fn apply(
     snapshots: &[File],
     edits: &[Edit],
     allowed: &[usize],
-) -> Result<(Vec<Change>, Vec<Option<Outcome>>), CommandError> {
+) -> Result<(Vec<Change>, Vec<Option<Outcome>>), Error> {
     let mut outcomes: Vec<Option<Outcome>> = vec![None; edits.len()];
     let mut changes: Vec<Change> = Vec::new();
     let mut current: Option<Vec<File>> = None;
@@ -239,7 +230,7 @@ pub fn apply(
         let output = part
             .instance
             .apply(files, given, &part.options)?
-            .map_err(|message| CommandError::usage(format!("format '{}' refused the request: {message}", part.name)))?;
+            .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?;
         for outcome in output.outcomes {
             if let Some(&index) = mine.get(outcome.edit as usize) {
                 outcomes[index].get_or_insert(Outcome { edit: index as u32, ..outcome });

@@ -12,10 +12,79 @@ use serde::Serialize;
 use similar::TextDiff;
 
 use crate::registry::ChosenBy;
-use crate::transaction::{CheckResult, Committed};
+use crate::transaction::{CheckResult, Committed, short_id};
 
 /// Version of the JSON objects this module prints.
 pub const SCHEMA: u32 = 1;
+
+/// What a run did, as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReportStatus {
+    /// Every edit applied (and was committed or written, unless a dry run).
+    Applied,
+    /// Under `--partial`: some edits applied, the others are reported.
+    Partial,
+    /// An edit failed or the reply could not be read: nothing changed.
+    Failed,
+    /// The edits applied but a check failed: everything was rolled back.
+    ChecksFailed,
+    /// Every edit was already in the files: nothing to change.
+    Unchanged,
+}
+
+/// What happened to one edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditState {
+    Applied,
+    Failed,
+    /// The file already held what the edit writes (a retried reply).
+    AlreadyApplied,
+    /// Applied to the older version of the file it was written against,
+    /// and merged cleanly into the file as it is now.
+    Rebased,
+}
+
+impl EditState {
+    /// Whether the edit took effect (now or earlier).
+    pub fn applied(self) -> bool {
+        !matches!(self, EditState::Failed)
+    }
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileAction {
+    Created,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl std::fmt::Display for FileAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileAction::Created => "created",
+            FileAction::Modified => "modified",
+            FileAction::Deleted => "deleted",
+            FileAction::Renamed => "renamed",
+        })
+    }
+}
+
+/// What a report shows besides outcomes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    pub dry_run: bool,
+    /// `--partial` was given (and the reply was not cut off).
+    pub partial: bool,
+    /// Keep a unified diff of the change.
+    pub diff: bool,
+    /// List each file's changed line ranges.
+    pub ranges: bool,
+}
 
 #[derive(Debug, Serialize)]
 pub struct FormatChoice {
@@ -164,7 +233,7 @@ fn diagnostic_line(d: &DiagnosticJson) -> String {
 #[derive(Debug, Serialize)]
 pub struct FileJson {
     pub path: String,
-    pub action: &'static str,
+    pub action: FileAction,
     pub from: Option<String>,
     pub lines_before: usize,
     pub lines_after: usize,
@@ -212,7 +281,7 @@ pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
 pub struct EditJson {
     pub index: usize,
     pub path: String,
-    pub status: &'static str,
+    pub status: EditState,
     pub kind: Option<&'static str>,
     pub message: String,
     pub hint: Option<String>,
@@ -251,8 +320,7 @@ pub struct Stats {
 #[derive(Debug, Serialize)]
 pub struct ApplyReport {
     pub schema: u32,
-    /// `applied`, `partial`, `failed`, `checks-failed` or `unchanged`.
-    pub status: &'static str,
+    pub status: ReportStatus,
     pub dry_run: bool,
     /// Whether the changes reached the repository (false for dry runs and failures).
     pub written: bool,
@@ -286,10 +354,7 @@ impl ApplyReport {
         outcomes: &[Outcome],
         changes: &[Change],
         before: &dyn Fn(&str) -> Option<&'a str>,
-        dry_run: bool,
-        partial: bool,
-        with_diff: bool,
-        with_ranges: bool,
+        shown: Shown,
     ) -> Self {
         let edits: Vec<EditJson> = outcomes
             .iter()
@@ -309,27 +374,29 @@ impl ApplyReport {
                 }
             })
             .collect();
-        let failed = edits.iter().any(|e| e.status == EditStatus::Failed.as_str())
+        let failed = edits.iter().any(|e| e.status == EditState::Failed)
             || parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
-        let any_applied = edits.iter().any(|e| e.status == EditStatus::Applied.as_str());
+        let any_applied = edits.iter().any(|e| e.status == EditState::Applied);
         let mut files = Vec::new();
         let mut diff = String::new();
         for change in changes {
             let (path, from, action, new) = match change {
                 Change::Write(file) => {
-                    let action = if before(&file.path).is_some() { "modified" } else { "created" };
+                    let action = if before(&file.path).is_some() { FileAction::Modified } else { FileAction::Created };
                     (file.path.clone(), None, action, Some(file.content.as_str()))
                 }
-                Change::Delete(path) => (path.clone(), None, "deleted", None),
-                Change::Rename(r) => (r.to.clone(), Some(r.from.clone()), "renamed", Some(r.content.as_str())),
+                Change::Delete(path) => (path.clone(), None, FileAction::Deleted, None),
+                Change::Rename(r) => {
+                    (r.to.clone(), Some(r.from.clone()), FileAction::Renamed, Some(r.content.as_str()))
+                }
             };
             let old: Option<&str> = before(from.as_deref().unwrap_or(&path));
             // Diffing big files costs more than applying to them: only when shown.
-            if with_diff {
+            if shown.diff {
                 diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old, new);
             }
             files.push(FileJson {
-                changes: with_ranges.then(|| range_changes(old.unwrap_or(""), new.unwrap_or(""))),
+                changes: shown.ranges.then(|| range_changes(old.unwrap_or(""), new.unwrap_or(""))),
                 lines_before: old.map_or(0, line_count),
                 lines_after: new.map_or(0, line_count),
                 path,
@@ -338,16 +405,16 @@ impl ApplyReport {
                 base: None,
             });
         }
-        let status = match (failed, partial && any_applied && !files.is_empty()) {
-            (true, true) => "partial",
-            (true, false) => "failed",
-            (false, _) if files.is_empty() => "unchanged",
-            _ => "applied",
+        let status = match (failed, shown.partial && any_applied && !files.is_empty()) {
+            (true, true) => ReportStatus::Partial,
+            (true, false) => ReportStatus::Failed,
+            (false, _) if files.is_empty() => ReportStatus::Unchanged,
+            _ => ReportStatus::Applied,
         };
         let mut report = ApplyReport {
             schema: SCHEMA,
             status,
-            dry_run,
+            dry_run: shown.dry_run,
             written: false,
             commit: None,
             user_commit: None,
@@ -376,8 +443,8 @@ impl ApplyReport {
             file.base = Some(base.unwrap_or_else(crate::rebase::FileBase::working_tree));
         }
         for edit in &mut self.edits {
-            if edit.status == "applied" && rebased.edits.contains(&(edit.index - 1)) {
-                edit.status = "rebased";
+            if edit.status == EditState::Applied && rebased.edits.contains(&(edit.index - 1)) {
+                edit.status = EditState::Rebased;
             }
         }
         self.reflection = self.reflection_text();
@@ -400,7 +467,7 @@ impl ApplyReport {
 
     /// A check failed: everything was rolled back.
     pub fn mark_checks_failed(&mut self, checks: Vec<CheckResult>) {
-        self.status = "checks-failed";
+        self.status = ReportStatus::ChecksFailed;
         self.checks = checks;
         self.reflection = self.reflection_text();
     }
@@ -409,12 +476,12 @@ impl ApplyReport {
     /// which edits applied (so they are not resent), and what to send next.
     /// Never empty when nothing was applied.
     fn reflection_text(&self) -> String {
-        let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == "failed").collect();
+        let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == EditState::Failed).collect();
         let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
         let failed_check = self.checks.iter().find(|c| !c.passed);
         if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
             return match self.status {
-                "unchanged" => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
+                ReportStatus::Unchanged => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
                 _ => String::new(),
             };
         }
@@ -447,13 +514,9 @@ impl ApplyReport {
                 check.output.trim_end()
             );
         }
-        let applied: Vec<String> = self
-            .edits
-            .iter()
-            .filter(|e| matches!(e.status, "applied" | "rebased"))
-            .map(|e| e.index.to_string())
-            .collect();
-        if self.status == "partial" {
+        let applied: Vec<String> =
+            self.edits.iter().filter(|e| e.status.applied()).map(|e| e.index.to_string()).collect();
+        if self.status == ReportStatus::Partial {
             out += &format!(
                 "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",
                 applied.join(", ")
@@ -472,7 +535,7 @@ impl ApplyReport {
             out += &diagnostic_line(d);
         }
         for e in &self.edits {
-            if e.status != "failed" {
+            if e.status != EditState::Failed {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
                 out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);
@@ -490,9 +553,9 @@ impl ApplyReport {
             }
         }
         match self.status {
-            "failed" => out += "nothing was changed\n",
-            "checks-failed" => out += "a check failed: nothing was changed\n",
-            "unchanged" => out += "nothing to change\n",
+            ReportStatus::Failed => out += "nothing was changed\n",
+            ReportStatus::ChecksFailed => out += "a check failed: nothing was changed\n",
+            ReportStatus::Unchanged => out += "nothing to change\n",
             _ => {
                 for f in &self.files {
                     out += &format!("{} {verb} {} ({} lines)\n", f.path, f.action, f.lines_after);
@@ -501,11 +564,11 @@ impl ApplyReport {
                     out += &format!(
                         "your own uncommitted changes to {} were committed first as {}\n",
                         self.dirty_paths.join(", "),
-                        &user[..12]
+                        short_id(user)
                     );
                 }
                 if let Some(commit) = &self.commit {
-                    out += &format!("committed {}\n", &commit[..12]);
+                    out += &format!("committed {}\n", short_id(commit));
                 }
                 for warning in &self.warnings {
                     out += &format!("warning: {warning}\n");
@@ -518,10 +581,11 @@ impl ApplyReport {
 
 /// An edit's status for reports: `applied`, `failed`, or `already-applied`
 /// (the file already held what the edit writes: a retried reply).
-fn edit_status(outcome: &Outcome) -> &'static str {
+fn edit_status(outcome: &Outcome) -> EditState {
     match (outcome.status, outcome.kind) {
-        (EditStatus::Applied, Some(FailureKind::AlreadyApplied)) => "already-applied",
-        (status, _) => status.as_str(),
+        (EditStatus::Applied, Some(FailureKind::AlreadyApplied)) => EditState::AlreadyApplied,
+        (EditStatus::Applied, _) => EditState::Applied,
+        (EditStatus::Failed, _) => EditState::Failed,
     }
 }
 

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
+use crate::Error;
 use crate::config::ConfigError;
-use crate::limits::LimitError;
+use crate::limits::{LimitError, raise_hint};
 use crate::registry::RegistryError;
 use crate::runtime::PluginError;
 use crate::transaction::{SnapshotError, TxError};
@@ -152,34 +153,19 @@ impl From<RegistryError> for CommandError {
     }
 }
 
-/// What to do about a limit: raise its key under `[limits]`.
-fn raise(key: &str) -> String {
-    format!("nothing was changed; if this input is legitimate, raise `{key}` under [limits] in .agent-apply.toml")
-}
-
 impl From<LimitError> for CommandError {
     fn from(error: LimitError) -> Self {
         let hint = match error.config_key() {
-            Some(key) => raise(key),
+            Some(key) => raise_hint(key),
             None => "nothing was changed; save the model's reply as UTF-8 text".to_string(),
         };
         CommandError { reflection: Some(error.reflection()), ..CommandError::usage(error.to_string()).hint(hint) }
     }
 }
 
-/// The hint for an edit refused because of its file: which limit to raise
-/// or flag to pass, when there is one.
-pub fn snapshot_hint(error: &SnapshotError) -> Option<String> {
-    match error {
-        SnapshotError::TooLarge { .. } => Some(raise("max-file-bytes")),
-        SnapshotError::LineTooLong { .. } => Some(raise("max-line-bytes")),
-        _ => None,
-    }
-}
-
 impl From<SnapshotError> for CommandError {
     fn from(error: SnapshotError) -> Self {
-        let hint = snapshot_hint(&error).unwrap_or_else(|| "nothing was changed".into());
+        let hint = error.hint().unwrap_or_else(|| "nothing was changed".into());
         CommandError::new(Exit::EditsFailed, error.to_string()).hint(hint)
     }
 }
@@ -213,5 +199,33 @@ impl From<TxError> for CommandError {
             }
             _ => CommandError::usage(error.to_string()),
         }
+    }
+}
+
+impl From<Error> for CommandError {
+    fn from(error: Error) -> Self {
+        let reflection = error.reflection();
+        let command_error = match error {
+            Error::Config(error) => error.into(),
+            Error::Registry(error) => error.into(),
+            Error::Plugin(error) => error.into(),
+            Error::Limit(error) => error.into(),
+            Error::Snapshot(error) => error.into(),
+            Error::Transaction(error) => error.into(),
+            Error::NotADirectory(_) | Error::FormatRefused { .. } => CommandError::usage(error.to_string()),
+            Error::Protected(_) => CommandError::usage(error.to_string())
+                .hint("protected and allow-protected take globs such as `deploy/**` or `**/.env*`"),
+            Error::WrongFormat { ref fits, .. } => {
+                let hint = format!("pass --format {fits} (or --format auto)");
+                CommandError::usage(error.to_string()).hint(hint)
+            }
+            Error::ChecksNeedRepository => CommandError::usage(error.to_string()).hint("run it inside the repository"),
+            Error::Base(ref base) => {
+                let hint = base.hint();
+                CommandError::usage(error.to_string()).hint(hint)
+            }
+            Error::Merge(_) => CommandError::usage(error.to_string()),
+        };
+        CommandError { reflection: command_error.reflection.or(reflection), ..command_error }
     }
 }

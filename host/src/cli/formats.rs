@@ -3,7 +3,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::{CommandError, Context, Exit, GlobalArgs};
+use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::registry::{Kind, Source};
 
 #[derive(Debug, Args)]
@@ -32,10 +32,10 @@ struct ModelRow {
 }
 
 pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
+    let workspace = open_workspace(global)?;
     let mut rows = Vec::new();
-    for entry in context.registry.entries() {
-        let info = context.registry.summary(entry)?;
+    for entry in workspace.registry.entries() {
+        let info = workspace.registry.summary(entry)?;
         rows.push(FormatRow {
             name: entry.name.clone(),
             aliases: entry.aliases.clone(),
@@ -46,7 +46,7 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
         });
     }
     if args.json {
-        let models: Vec<ModelRow> = context
+        let models: Vec<ModelRow> = workspace
             .registry
             .model_table()
             .into_iter()

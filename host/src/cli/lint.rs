@@ -9,7 +9,7 @@ use agent_apply_sdk::types::File;
 use clap::Args;
 use serde::Serialize;
 
-use super::{CommandError, Context, Exit, GlobalArgs};
+use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::limits::InputLimits;
 use crate::transaction::{SnapshotError, read_text, text_within};
 
@@ -66,22 +66,22 @@ enum Source {
 }
 
 pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
-    let repo = git2::Repository::open(&context.root).map_err(|e| {
+    let workspace = open_workspace(global)?;
+    let repo = git2::Repository::open(&workspace.root).map_err(|e| {
         CommandError::usage(format!("lint needs a git repository: {}", e.message()))
             .hint("run it inside a repository, or pass --repo DIR")
     })?;
-    let filter = path_filter(&context.root, &args.paths)?;
-    let candidates = if args.staged { staged(&repo, &filter)? } else { working_tree(&repo, &context.root, &filter)? };
+    let filter = path_filter(&workspace.root, &args.paths)?;
+    let candidates = if args.staged { staged(&repo, &filter)? } else { working_tree(&repo, &workspace.root, &filter)? };
 
     let mut formats = Vec::new();
-    for entry in context.registry.entries() {
-        formats.push((entry.name.clone(), context.registry.instantiate(entry)?));
+    for entry in workspace.registry.entries() {
+        formats.push((entry.name.clone(), workspace.registry.instantiate(entry)?));
     }
     let mut findings = Vec::new();
     let mut skipped = Vec::new();
     let mut checked = 0;
-    let limits = context.config.input_limits();
+    let limits = workspace.config.input_limits();
     for (path, source) in candidates {
         if opted_out(&repo, &path) {
             skipped.push(Skipped { path, reason: "gitattributes".into() });

@@ -19,12 +19,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::config::Config;
 use crate::limits::InputLimits;
-use crate::registry::Registry;
-use crate::runtime::{ComponentCache, Runtime};
-use crate::transaction::GitRepo;
-pub use error::{CommandError, Exit, snapshot_hint};
+use crate::workspace::Workspace;
+pub use error::{CommandError, Exit};
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.
 #[derive(Debug, Parser)]
@@ -183,45 +180,9 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// What most commands need: where the repo is, its config, the formats.
-pub struct Context {
-    pub root: PathBuf,
-    /// The repository around the start directory, opened once for the run.
-    pub repository: Option<git2::Repository>,
-    pub config: Config,
-    pub registry: Registry,
-    pub verbose: bool,
-}
-
-impl Context {
-    pub fn new(global: &GlobalArgs) -> Result<Self, CommandError> {
-        let start = global.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-        if !start.is_dir() {
-            return Err(CommandError::usage(format!("{} is not a directory", start.display())));
-        }
-        // Outside a repository (or in a bare one) the root is `start` itself:
-        // formats, parse and read work anywhere.
-        let repository = git2::Repository::discover(&start).ok();
-        let root = repository.as_ref().and_then(|r| r.workdir()).map_or_else(|| start.clone(), Path::to_path_buf);
-        let config = Config::load(Some(&root))?;
-        let runtime = Runtime::new(ComponentCache::default_location(), config.limits())?;
-        let registry = Registry::new(runtime, &config)?;
-        Ok(Context { root, repository, config, registry, verbose: global.verbose })
-    }
-
-    /// The run's repository, for the transaction (an error outside one),
-    /// with the config's protected paths.
-    pub fn take_git_repo(&mut self) -> Result<GitRepo, CommandError> {
-        let mut repo = match self.repository.take() {
-            Some(repository) => GitRepo::open(repository),
-            None => GitRepo::discover(&self.root),
-        }?;
-        repo.protect(&self.config.protected, &self.config.allow_protected).map_err(|error| {
-            CommandError::usage(format!("invalid config: {error}"))
-                .hint("protected and allow-protected take globs such as `deploy/**` or `**/.env*`")
-        })?;
-        Ok(repo)
-    }
+/// The workspace a command works in: `--repo`, or the current directory.
+pub fn open_workspace(global: &GlobalArgs) -> Result<Workspace, CommandError> {
+    Ok(Workspace::open(global.repo.as_deref().unwrap_or(Path::new(".")))?)
 }
 
 /// The reply text, from a file or stdin for `-` or no argument, read no
@@ -236,19 +197,4 @@ pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String,
             .map_err(|e| CommandError::usage(format!("cannot read the reply from stdin: {e}")))?,
     };
     Ok(read?)
-}
-
-/// Format options for `format`: the repository's absolute path as
-/// `repo-root` (agents' tool calls name files by absolute paths; a plugin
-/// has no file system to find the repository itself), config
-/// `[options.NAME]`, then flags.
-pub fn format_options(config: &Config, format: &str, file: Option<&str>) -> Vec<agent_apply_sdk::types::OptionValue> {
-    let option = |key: &str, value: String| agent_apply_sdk::types::OptionValue { key: key.into(), value };
-    let root = config.repo_root.as_deref().map(|root| option("repo-root", root.display().to_string()));
-    let mut options: Vec<_> = root.into_iter().collect();
-    options.extend(config.format_options(format).into_iter().map(|(key, value)| option(&key, value)));
-    if let Some(file) = file {
-        options.push(option("file", file.into()));
-    }
-    options
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use agent_apply_sdk::types::Severity;
 use clap::Args;
 
-use super::{CommandError, Context, Exit, GlobalArgs, read_reply};
+use super::{CommandError, Exit, GlobalArgs, open_workspace, read_reply};
 use crate::parts;
 use crate::report::{FormatChoice, ParseReport};
 
@@ -29,12 +29,12 @@ pub struct ParseArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
-    let reply = read_reply(args.reply.as_deref(), &context.config.input_limits())?;
+    let workspace = open_workspace(global)?;
+    let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
     let chosen =
-        context.registry.choose_reader(args.format.as_deref(), &context.config, args.model.as_deref(), &reply)?;
+        workspace.registry.choose_reader(args.format.as_deref(), &workspace.config, args.model.as_deref(), &reply)?;
     let by = chosen.by.clone();
-    let reading = parts::read(&context.registry, &context.config, args.file.as_deref(), chosen, &reply)?;
+    let reading = parts::read(&workspace.registry, &workspace.config, args.file.as_deref(), chosen, &reply)?;
     let output = &reading.parsed;
     let format = FormatChoice { name: reading.parts[0].name.clone(), chosen_by: by, also: reading.also() };
     let report = ParseReport::new(format, output);
@@ -43,7 +43,7 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     } else {
         print!("{}", report.human());
     }
-    if context.verbose {
+    if global.verbose {
         for part in &reading.parts {
             eprint!("{}", part.instance.stderr());
         }

@@ -5,7 +5,7 @@ use agent_apply_sdk::types::{File, OptionValue};
 use clap::Args;
 use serde::Serialize;
 
-use super::{CommandError, Context, Exit, GlobalArgs, format_options};
+use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::registry::ChosenBy;
 use crate::report::FormatChoice;
 
@@ -43,12 +43,12 @@ struct PromptJson {
 }
 
 pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
-    let (entry, by) = match (&args.format, &context.config.format, &args.model) {
-        (Some(name), _, _) => (context.registry.find(name)?.clone(), ChosenBy::Flag),
-        (None, Some(name), _) => (context.registry.find(name)?.clone(), ChosenBy::Config),
+    let workspace = open_workspace(global)?;
+    let (entry, by) = match (&args.format, &workspace.config.format, &args.model) {
+        (Some(name), _, _) => (workspace.registry.find(name)?.clone(), ChosenBy::Flag),
+        (None, Some(name), _) => (workspace.registry.find(name)?.clone(), ChosenBy::Config),
         (None, None, Some(model)) => {
-            let (entry, pattern) = context.registry.format_for_model(model).ok_or_else(|| {
+            let (entry, pattern) = workspace.registry.format_for_model(model).ok_or_else(|| {
                 CommandError::usage(format!("no format is known for model '{model}'"))
                     .hint("name the format: `git agent-apply prompt FORMAT`, or map the model under [models] in .agent-apply.toml")
             })?;
@@ -59,7 +59,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
                 .hint("`git agent-apply formats` lists them"));
         }
     };
-    let mut instance = context.registry.instantiate(&entry)?;
+    let mut instance = workspace.registry.instantiate(&entry)?;
     let info = instance.info()?;
     if !args.json {
         println!("{}", info.instructions.trim_end());
@@ -68,7 +68,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
         }
         return Ok(Exit::Ok);
     }
-    let options = format_options(&context.config, &entry.name, None);
+    let options = workspace.config.plugin_options(&entry.name, None);
     let mut examples = Vec::new();
     if !info.example_reply.is_empty() {
         // The files as the model would read them for this format (numbered

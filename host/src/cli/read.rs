@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use agent_apply_sdk::types::{File, LineRange};
 use clap::Args;
 
-use super::{CommandError, Context, Exit, GlobalArgs, format_options, snapshot_hint};
+use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::transaction::{SnapshotError, check_path, lexical_normal, read_text};
 
 #[derive(Debug, Args)]
@@ -49,27 +49,27 @@ pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
 }
 
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
-    let mut context = Context::new(global)?;
-    let entry = context.registry.find(&args.format)?.clone();
-    let path = repo_relative(&context.root, &args.path);
+    let mut workspace = open_workspace(global)?;
+    let entry = workspace.registry.find(&args.format)?.clone();
+    let path = repo_relative(&workspace.root, &args.path);
     // What a model reads obeys the same policy as what it edits, and a file
     // too large or too odd to edit is refused too: it could not be edited.
-    let repo = context.take_git_repo().ok();
+    let repo = workspace.git_repo().ok();
     let checked = match &repo {
         Some(repo) => repo.check_read_path(&path, args.allow_ignored),
-        None => check_path(&context.root, &path).map_err(SnapshotError::from),
+        None => check_path(&workspace.root, &path).map_err(SnapshotError::from),
     };
-    let content = match checked.and_then(|full| read_text(&full, &path, &context.config.input_limits())) {
+    let content = match checked.and_then(|full| read_text(&full, &path, &workspace.config.input_limits())) {
         Ok(Some(content)) => content,
         Ok(None) => return Err(CommandError::usage(format!("cannot read {path}: no such file"))),
         Err(error) => {
-            let hint = snapshot_hint(&error);
+            let hint = error.hint();
             return Err(CommandError { hints: hint.into_iter().collect(), ..CommandError::usage(error.to_string()) });
         }
     };
     let file = File { path, content };
-    let mut instance = context.registry.instantiate(&entry)?;
-    let options = format_options(&context.config, &entry.name, None);
+    let mut instance = workspace.registry.instantiate(&entry)?;
+    let options = workspace.config.plugin_options(&entry.name, None);
     let view = instance.render(&file, args.lines.as_ref().map_or(&[][..], |r| &r.0), &options)?.map_err(|message| {
         CommandError::usage(format!("format '{}' cannot render {}: {message}", entry.name, file.path))
     })?;

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{CommandError, Exit, GlobalArgs};
-use crate::transaction::GitRepo;
+use crate::transaction::{GitRepo, short_id};
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
@@ -39,11 +39,11 @@ pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
         };
         println!(
             "{verb} agent commit {} ({}); {restore} {}. The branch {} at {}.",
-            &undone.commit[..12],
+            short_id(&undone.commit),
             undone.format,
             undone.restored.join(", "),
             if args.dry_run { "would be" } else { "is" },
-            &undone.now[..12]
+            short_id(&undone.now)
         );
         if !undone.left.is_empty() {
             println!(

@@ -20,7 +20,7 @@ use serde::Serialize;
 pub use bases::{Base, BaseError, BaseSource, Bases, record_read, short};
 use merge::{Merged, conflicts, merge3};
 
-use crate::cli::CommandError;
+use crate::Error;
 use crate::parts::{self, Part};
 
 /// The base a file's edits were applied to, for the report.
@@ -71,7 +71,7 @@ pub fn apply(
     edits: &[Edit],
     allowed: &[usize],
     bases: &Bases<'_>,
-) -> Result<Results, CommandError> {
+) -> Result<Results, Error> {
     let (mut changes, mut outcomes) = parts::apply(parts, files, edits, allowed)?;
     let mut rebased = Rebased::default();
     let mut paths: Vec<&str> = Vec::new();
@@ -123,9 +123,9 @@ fn decide(
     direct: Option<Change>,
     outcomes: &[Option<Outcome>],
     bases: &Bases<'_>,
-) -> Result<Option<Verdict>, CommandError> {
+) -> Result<Option<Verdict>, Error> {
     let path = current.path.as_str();
-    if let Some(base) = bases.explicit(path).map_err(|e| CommandError::usage(e.to_string()).hint(e.hint()))? {
+    if let Some(base) = bases.explicit(path)? {
         if base.content == current.content {
             return Ok(None);
         }
@@ -170,7 +170,7 @@ fn on_base(
     edits: &[Edit],
     mine: &[usize],
     base: &Base,
-) -> Result<Option<(String, Vec<Outcome>)>, CommandError> {
+) -> Result<Option<(String, Vec<Outcome>)>, Error> {
     let path = edits[mine[0]].path.as_str();
     let (changes, outcomes) = parts::apply(parts, &with_content(files, path, &base.content), edits, mine)?;
     let outcomes: Vec<Outcome> = mine.iter().filter_map(|&i| outcomes[i].clone()).collect();
@@ -193,10 +193,9 @@ fn rebase(
     base: &Base,
     edited: &str,
     applied: Vec<Outcome>,
-) -> Result<Verdict, CommandError> {
+) -> Result<Verdict, Error> {
     let note = FileBase::of(base);
-    let merged = merge3(&base.content, &current.content, edited)
-        .map_err(|e| CommandError::new(crate::cli::Exit::Usage, e.to_string()))?;
+    let merged = merge3(&base.content, &current.content, edited)?;
     let path = current.path.as_str();
     match merged {
         Merged::Clean(content) => {
@@ -226,7 +225,7 @@ fn conflicted(
     base: &Base,
     edited: &str,
     applied: Vec<Outcome>,
-) -> Result<Vec<Outcome>, CommandError> {
+) -> Result<Vec<Outcome>, Error> {
     let path = current.path.as_str();
     let regions = conflicts(&base.content, &current.content, edited);
     let meets = |o: &Outcome, c: &merge::Conflict| o.lines.is_none_or(|l| c.meets(l.start, l.end));
@@ -271,7 +270,7 @@ fn failed_on_base(
     edits: &[Edit],
     mine: &[usize],
     base: &Base,
-) -> Result<Verdict, CommandError> {
+) -> Result<Verdict, Error> {
     let path = edits[mine[0]].path.as_str();
     let (_, outcomes) = parts::apply(parts, &with_content(files, path, &base.content), edits, mine)?;
     let note = FileBase::of(base);
@@ -302,7 +301,7 @@ fn ambiguous(
     current: &File,
     direct: Option<Change>,
     bases: &Bases<'_>,
-) -> Result<Option<Verdict>, CommandError> {
+) -> Result<Option<Verdict>, Error> {
     let path = current.path.as_str();
     let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
     // Numbers that do not fit HEAD's version were not written against it.
@@ -337,7 +336,7 @@ fn ambiguous(
 }
 
 /// `ranges` of the current file in the view of the format that read edit `index`.
-fn view(parts: &mut [Part], index: usize, current: &File, ranges: &[LineRange]) -> Result<String, CommandError> {
+fn view(parts: &mut [Part], index: usize, current: &File, ranges: &[LineRange]) -> Result<String, Error> {
     let part = parts.iter_mut().find(|p| p.edits.contains(&index)).expect("every edit belongs to a part");
     let view = part.instance.render(current, ranges, &part.options)?.unwrap_or_else(|_| {
         agent_apply_sdk::view::render_ranges(&current.content, ranges, |n, line| format!("{n}: {line}"))

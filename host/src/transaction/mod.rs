@@ -35,6 +35,11 @@ pub use sandbox::CheckResult;
 pub use snapshot::{SnapshotError, binary_changes, planned_paths, read_text, text_within};
 pub use undo::Undone;
 
+/// The 12-character abbreviation of a commit id shown to people.
+pub fn short_id(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
 /// The trailer that marks an agent commit (`Agent-Apply: <format>`).
 pub const TRAILER: &str = "Agent-Apply";
 /// The trailer on the commit that saves the user's own changes first.

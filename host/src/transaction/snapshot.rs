@@ -33,6 +33,16 @@ pub enum SnapshotError {
 }
 
 impl SnapshotError {
+    /// Which limit to raise, when the refusal is one.
+    pub fn hint(&self) -> Option<String> {
+        let key = match self {
+            SnapshotError::TooLarge { .. } => "max-file-bytes",
+            SnapshotError::LineTooLong { .. } => "max-line-bytes",
+            _ => return None,
+        };
+        Some(crate::limits::raise_hint(key))
+    }
+
     /// The path the error is about.
     pub fn path(&self) -> &str {
         match self {

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::journal::{self, Entry, Journal};
 use super::lock::RepoLock;
-use super::{GitRepo, Head, TRAILER, TxError, worktree};
+use super::{GitRepo, Head, TRAILER, TxError, short_id, worktree};
 
 /// Commits this tool made in this worktree, one id a line.
 const MADE: &str = "made";
@@ -61,7 +61,8 @@ impl GitRepo {
         self.refuse_unsettled()?;
         let head = self.head()?;
         let commit_id = head.commit.ok_or_else(|| TxError::Refused("the branch has no commits".into()))?;
-        let short = &commit_id.to_string()[..12];
+        let id = commit_id.to_string();
+        let short = short_id(&id);
         let commit = self.repo.find_commit(commit_id).map_err(TxError::git)?;
         let format = commit
             .message()

@@ -9,7 +9,7 @@ use clap::Args;
 use sha2::{Digest, Sha256};
 
 use super::{CommandError, Exit, GlobalArgs};
-use crate::cli::Context;
+use crate::cli::open_workspace;
 use crate::runtime::{NativePlugin, PluginInstance};
 
 #[derive(Debug, Args)]
@@ -44,7 +44,7 @@ impl Checks {
 }
 
 pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> {
-    let context = Context::new(global)?;
+    let workspace = open_workspace(global)?;
     let path = &args.path;
     let bytes = std::fs::read(path).map_err(|e| {
         let build = if args.native { "cargo build --release" } else { "cargo build --release --target wasm32-wasip2" };
@@ -58,7 +58,7 @@ pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> 
     let mut plugin = if args.native {
         PluginInstance::Native(NativePlugin::load(&label, path)?)
     } else {
-        context.registry.runtime().load(&label, &bytes, &digest)?.instantiate()?
+        workspace.registry.runtime().load(&label, &bytes, &digest)?.instantiate()?
     };
     println!("ok    exports the agent-apply:format@{} contract", agent_apply_sdk::CONTRACT_VERSION);
 
