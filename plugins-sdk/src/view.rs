@@ -101,4 +101,17 @@ mod tests {
         assert_eq!(view, "...\n2|b\n...\n4|d\n...\n");
         assert_eq!(render_ranges("x\r\ny", &[], |_, l| l.into()), "x\ny\n");
     }
+
+    #[test]
+    fn version_tags_name_content_and_match_when_quoted_loosely() {
+        let tag = version_tag("a\nb\n");
+        assert_eq!(tag.len(), 6);
+        assert_ne!(tag, version_tag("a\nb"), "the final newline is part of the version");
+        assert!(tag_matches(&format!("@{}", tag.to_uppercase()), "a\nb\n"));
+        assert!(tag_matches(&tag[..4], "a\nb\n"));
+        assert!(!tag_matches(&tag[..3], "a\nb\n"), "too short to mean anything");
+        assert!(!tag_matches(&tag, "a\nc\n"));
+        assert_eq!(view_header("f", "a\nb\n"), format!("f @{tag} (2 lines)\n"));
+        assert_eq!(view_header("f", "a"), format!("f @{} (1 line)\n", version_tag("a")));
+    }
 }
