@@ -263,3 +263,20 @@ fn a_hashline_object_with_the_views_file_tag_is_applied_to_that_version_and_merg
     assert_eq!(report["edits"][0]["status"], "rebased", "{report}");
     assert_eq!(report["files"][0]["base"]["source"], "read");
 }
+
+#[test]
+fn heads_version_is_taken_as_checked_out_so_crlf_files_rebase() {
+    // Stored with LF, checked out with CRLF: the base must be the CRLF form
+    // the model saw, or every line would differ and conflict.
+    let crlf = |text: &str| text.replace('\n', "\r\n");
+    let repo = TestRepo::with(&[(".gitattributes", "f.txt text eol=crlf\n"), ("f.txt", &crlf(&numbered(12)))]);
+    repo.write("f.txt", &crlf(&format!("user top\n{}", numbered(12).replace("line 2\n", "user two\n"))));
+    let patch =
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n line 2\n line 3\n line 4\n-line 5\n+FIVE\n*** End Patch\n";
+    let (code, report) = run(&repo, &["--format", "apply-patch", "--no-commit"], patch);
+    assert_eq!(code, 0, "{report}");
+    let expected =
+        format!("user top\n{}", numbered(12).replace("line 2\n", "user two\n").replace("line 5\n", "FIVE\n"));
+    assert_eq!(file(&repo, "f.txt"), crlf(&expected));
+    assert_eq!(report["edits"][0]["status"], "rebased", "{report}");
+}

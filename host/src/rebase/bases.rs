@@ -126,14 +126,16 @@ impl<'r> Bases<'r> {
             .or_else(|| self.specs.iter().rev().find(|s| s.path.is_none()));
         let (Some(spec), Some(repo)) = (spec, self.repo) else { return Ok(None) };
         let object = repo.revparse_single(&spec.rev).map_err(|_| BaseError::Unknown { rev: spec.rev.clone() })?;
-        let blob = match object.kind() {
-            Some(ObjectType::Blob) => object.id(),
+        // A blob id is taken as it is (what `read` recorded is already the
+        // working tree's bytes); a tree's entry as `git checkout` writes it.
+        let (blob, content) = match object.kind() {
+            Some(ObjectType::Blob) => (object.id(), blob_text(repo, object.id())),
             _ => match object.peel_to_tree().ok().and_then(|tree| tree.get_path(Path::new(path)).ok()) {
-                Some(entry) => entry.id(),
+                Some(entry) => (entry.id(), checked_out(repo, path, entry.id())),
                 None => return Ok(None),
             },
         };
-        let content = blob_text(repo, blob)
+        let content = content
             .ok_or_else(|| BaseError::NotText { rev: spec.rev.clone(), what: format!("its version of {path}") })?;
         Ok(Some(Base {
             source: BaseSource::Flag,
@@ -162,7 +164,9 @@ impl<'r> Bases<'r> {
                 out.push(Base { source: BaseSource::Read, label, blob: blob.to_string(), content });
             }
         }
-        out.extend(self.head(path).filter(|head| !seen.contains(&Oid::from_str(&head.blob).ok())));
+        out.extend(
+            self.head(path).filter(|head| head.content != current && !seen.contains(&Oid::from_str(&head.blob).ok())),
+        );
         out
     }
 
@@ -171,7 +175,7 @@ impl<'r> Bases<'r> {
         let repo = self.repo?;
         let commit = repo.head().ok()?.peel_to_commit().ok()?;
         let blob = commit.tree().ok()?.get_path(Path::new(path)).ok()?.id();
-        let content = blob_text(repo, blob)?;
+        let content = checked_out(repo, path, blob)?;
         let label = format!("HEAD ({})", short(commit.id()));
         Some(Base { source: BaseSource::Head, label, blob: blob.to_string(), content })
     }
@@ -213,6 +217,16 @@ fn blob_text(repo: &Repository, blob: Oid) -> Option<String> {
         return None;
     }
     String::from_utf8(blob.content().to_vec()).ok()
+}
+
+/// A tree's blob of `path` as `git checkout` writes it (CRLF, filters and
+/// all): the bytes the model saw in the working tree, and the form the
+/// current file is merged in.
+fn checked_out(repo: &Repository, path: &str, blob: Oid) -> Option<String> {
+    match (crate::transaction::conversion(repo, path), repo.workdir()) {
+        (Some(_), Some(root)) => String::from_utf8(crate::transaction::smudge(root, path, blob).ok()?).ok(),
+        _ => blob_text(repo, blob),
+    }
 }
 
 pub fn short(oid: Oid) -> String {
