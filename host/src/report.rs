@@ -535,7 +535,9 @@ impl ApplyReport {
             out += &diagnostic_line(d);
         }
         for e in &self.edits {
-            if e.status != EditState::Failed {
+            if e.status == EditState::Rebased {
+                out += &format!("edit {} {} rebased: {}\n", e.index, e.path, e.message);
+            } else if e.status != EditState::Failed {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
                 out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);

@@ -150,6 +150,18 @@ fn base_names_the_version_an_untagged_reply_was_written_against() {
         run(&repo, &["--format", "compact", "--base", &format!("g.txt={blob}")], "g.txt:3-3\n```\nTHREE\n```\n");
     assert_eq!(code, 0, "{report}");
     assert_eq!(repo.committed("g.txt").unwrap(), "top\nline 1\nline 2\nTHREE\n");
+
+    // The human report says so too.
+    repo.write("g.txt", "top 2\ntop\nline 1\nline 2\nTHREE\n");
+    let out = repo
+        .apply()
+        .args(["--format", "compact", "--no-commit", "--base", "g.txt=HEAD"])
+        .write_stdin("g.txt:3-3\n```\nTWO\n```\n")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("edit 1 g.txt rebased: "));
+    assert_eq!(file(&repo, "g.txt"), "top 2\ntop\nline 1\nTWO\nTHREE\n");
 }
 
 #[test]
