@@ -199,10 +199,16 @@ fn rebase(
     let path = current.path.as_str();
     match merged {
         Merged::Clean(content) => {
+            // The format's message counts lines of the base; the merged
+            // file's count is what the model should believe.
+            let lines = agent_apply_sdk::text::line_count(&content);
             let outcomes = applied
                 .into_iter()
                 .map(|o| Outcome {
-                    message: format!("{} (written against {}; rebased onto the current {path})", o.message, base.label),
+                    message: format!(
+                        "{} (written against {}; rebased onto the current {path}, which now has {lines} lines)",
+                        o.message, base.label
+                    ),
                     ..o
                 })
                 .collect();
