@@ -35,6 +35,10 @@ pub enum Error {
     /// A format rejected the request as a whole (not one edit of it).
     #[error("format '{format}' refused the request: {message}")]
     FormatRefused { format: String, message: String },
+    #[error("cannot read {0}: no such file")]
+    NoSuchFile(String),
+    #[error("format '{format}' cannot render {path}: {message}")]
+    RenderRefused { format: String, path: String, message: String },
     /// Checks without a commit run in a sandbox made from the repository.
     #[error("--check needs a git repository to run in")]
     ChecksNeedRepository,

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 mod error;
 pub mod limits;
+pub mod mcp;
 pub mod parts;
 pub mod pipeline;
 pub mod rebase;
@@ -18,6 +19,7 @@ pub mod report;
 pub mod runtime;
 pub mod suffix;
 pub mod transaction;
+pub mod view;
 pub mod workspace;
 
 pub use error::Error;

@@ -13,6 +13,7 @@ mod hook;
 mod hostile;
 mod limits;
 mod lint;
+mod mcp;
 mod native;
 mod plugins;
 mod prompt;

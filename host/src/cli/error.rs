@@ -212,7 +212,10 @@ impl From<Error> for CommandError {
             Error::Limit(error) => error.into(),
             Error::Snapshot(error) => error.into(),
             Error::Transaction(error) => error.into(),
-            Error::NotADirectory(_) | Error::FormatRefused { .. } => CommandError::usage(error.to_string()),
+            Error::NotADirectory(_)
+            | Error::FormatRefused { .. }
+            | Error::NoSuchFile(_)
+            | Error::RenderRefused { .. } => CommandError::usage(error.to_string()),
             Error::Protected(_) => CommandError::usage(error.to_string())
                 .hint("protected and allow-protected take globs such as `deploy/**` or `**/.env*`"),
             Error::WrongFormat { ref fits, .. } => {

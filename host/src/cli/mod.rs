@@ -7,6 +7,7 @@ mod error;
 mod formats;
 mod hook;
 mod lint;
+mod mcp;
 mod parse;
 mod plugin;
 mod prompt;
@@ -22,6 +23,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use crate::limits::InputLimits;
 use crate::workspace::Workspace;
 pub use error::{CommandError, Exit};
+pub use read::parse_ranges;
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.
 #[derive(Debug, Parser)]
@@ -72,6 +74,8 @@ enum Command {
     Undo(undo::UndoArgs),
     /// Finish or undo a run that was interrupted.
     Recover(recover::RecoverArgs),
+    /// Serve this repository to an agent over the Model Context Protocol (stdio).
+    Mcp(mcp::McpArgs),
     /// Scaffold or check a third-party format plugin.
     Plugin(plugin::PluginArgs),
     /// Print shell completions.
@@ -170,6 +174,7 @@ pub fn run() -> ExitCode {
         Some(Command::Hook(args)) => hook::run(&cli.global, &args),
         Some(Command::Undo(args)) => undo::run(&cli.global, &args),
         Some(Command::Recover(args)) => recover::run(&cli.global, &args),
+        Some(Command::Mcp(args)) => mcp::run(&cli.global, &args),
         Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
         Some(Command::Man) => completions::man(Cli::command()),

@@ -2,17 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_apply_sdk::types::{File, LineRange};
+use agent_apply_sdk::types::LineRange;
 use clap::Args;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
-use crate::transaction::{SnapshotError, check_path, lexical_normal, read_text};
+use crate::transaction::lexical_normal;
+use crate::{Error, view};
 
 #[derive(Debug, Args)]
 pub struct ReadArgs {
     /// The file to show.
     path: PathBuf,
-    /// Edit format whose view to render.
+    /// Edit format whose view to render, or `numbered` (`cat -n` lines).
     #[arg(short, long, value_name = "NAME")]
     format: String,
     /// Line ranges to show, e.g. `10-20,45-55` or `7` (default: the whole file).
@@ -50,38 +51,17 @@ pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
 
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     let mut workspace = open_workspace(global)?;
-    let entry = workspace.registry.find(&args.format)?.clone();
     let path = repo_relative(&workspace.root, &args.path);
-    // What a model reads obeys the same policy as what it edits, and a file
-    // too large or too odd to edit is refused too: it could not be edited.
-    let repo = workspace.git_repo().ok();
-    let checked = match &repo {
-        Some(repo) => repo.check_read_path(&path, args.allow_ignored),
-        None => check_path(&workspace.root, &path).map_err(SnapshotError::from),
-    };
-    let content = match checked.and_then(|full| read_text(&full, &path, &workspace.config.input_limits())) {
-        Ok(Some(content)) => content,
-        Ok(None) => return Err(CommandError::usage(format!("cannot read {path}: no such file"))),
-        Err(error) => {
-            let hint = error.hint();
-            return Err(CommandError { hints: hint.into_iter().collect(), ..CommandError::usage(error.to_string()) });
-        }
-    };
-    let file = File { path, content };
-    let mut instance = workspace.registry.instantiate(&entry)?;
-    let options = workspace.config.plugin_options(&entry.name, None);
-    let view = instance.render(&file, args.lines.as_ref().map_or(&[][..], |r| &r.0), &options)?.map_err(|message| {
-        CommandError::usage(format!("format '{}' cannot render {}: {message}", entry.name, file.path))
-    })?;
+    let ranges = args.lines.as_ref().map_or(&[][..], |r| &r.0);
+    let view =
+        view::read(&mut workspace, &path, &args.format, ranges, args.allow_ignored).map_err(|error| match error {
+            // A file that may not be read is a usage error here, not a failed edit.
+            Error::Snapshot(refused) => {
+                CommandError { hints: refused.hint().into_iter().collect(), ..CommandError::usage(refused.to_string()) }
+            }
+            other => other.into(),
+        })?;
     print!("{view}");
-    // What the model was shown is kept, so edits written against it can be
-    // rebased once the file has moved on (#25). Not being able to is no
-    // reason to withhold the view.
-    if let Some(repo) = &repo
-        && let Err(error) = crate::rebase::record_read(repo.repository(), &file.path, &file.content)
-    {
-        eprintln!("warning: could not record the version shown, so edits against it cannot be rebased: {error}");
-    }
     Ok(Exit::Ok)
 }
 

@@ -1,0 +1,72 @@
+//! A file as a model should read it: through the same path policy as an
+//! edit, rendered by a format (numbered or hash-tagged lines where the
+//! format has such a view) or as `cat -n` numbered lines.
+
+use agent_apply_sdk::types::{File, LineRange};
+
+use crate::Error;
+use crate::transaction::{SnapshotError, check_path, read_text};
+use crate::workspace::Workspace;
+
+/// The view that needs no format: each line after its number and a tab,
+/// as the agents' own `view`/`Read` tools show files.
+pub const NUMBERED: &str = "numbered";
+
+/// `path` (repo-relative) in `view` (a format name or alias, or
+/// [`NUMBERED`]), only `ranges` of it when given. A file too large or too
+/// odd to edit is refused: it could not be edited either.
+pub fn read(
+    workspace: &mut Workspace,
+    path: &str,
+    view: &str,
+    ranges: &[LineRange],
+    allow_ignored: bool,
+) -> Result<String, Error> {
+    let entry = if view == NUMBERED { None } else { Some(workspace.registry.find(view)?.clone()) };
+    let repo = workspace.git_repo().ok();
+    let checked = match &repo {
+        Some(repo) => repo.check_read_path(path, allow_ignored),
+        None => check_path(&workspace.root, path).map_err(SnapshotError::from),
+    };
+    let content = checked
+        .and_then(|full| read_text(&full, path, &workspace.config.input_limits()))?
+        .ok_or_else(|| Error::NoSuchFile(path.to_string()))?;
+    let file = File { path: path.to_string(), content };
+    // What the model is shown is kept, so edits written against it can be
+    // rebased once the file has moved on (#25). Failing to keep it costs
+    // only that: a later stale edit is refused instead of rebased, so it is
+    // no reason to withhold the view.
+    if let Some(repo) = &repo {
+        let _ = crate::rebase::record_read(repo.repository(), &file.path, &file.content);
+    }
+    let Some(entry) = entry else { return Ok(numbered(&file.content, ranges)) };
+    let mut instance = workspace.registry.instantiate(&entry)?;
+    let options = workspace.config.plugin_options(&entry.name, None);
+    let view = instance.render(&file, ranges, &options)?.map_err(|message| Error::RenderRefused {
+        format: entry.name.clone(),
+        path: file.path.clone(),
+        message,
+    })?;
+    Ok(view)
+}
+
+/// `content`'s lines in `ranges` (all when empty), each as `{number:>6}\t{line}`.
+fn numbered(content: &str, ranges: &[LineRange]) -> String {
+    let wanted = |number: u32| ranges.is_empty() || ranges.iter().any(|r| (r.start..=r.end).contains(&number));
+    let mut out = String::new();
+    for (number, line) in (1u32..).zip(content.lines()).filter(|(n, _)| wanted(*n)) {
+        out += &format!("{number:>6}\t{line}\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_lines_in_ranges() {
+        assert_eq!(numbered("a\nb\nc\n", &[]), "     1\ta\n     2\tb\n     3\tc\n");
+        assert_eq!(numbered("a\nb\nc", &[LineRange::new(2, 3)]), "     2\tb\n     3\tc\n");
+    }
+}
