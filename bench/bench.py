@@ -576,6 +576,27 @@ def row6(ctx, results):
             reset()
 
 
+def row8(ctx, results):
+    """A warm `apply` tool call through the MCP server against the same
+    one-edit commit through a CLI process (bench/mcp_latency.py, with the
+    `mcp` client from the venv the tests make in target/mcp-venv)."""
+    case = "warm one-edit commit through the MCP server"
+    python = os.path.join(ROOT, "target", "mcp-venv", "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", os.path.dirname(os.path.dirname(python))], check=True)
+    if subprocess.run([python, "-c", "import mcp"], capture_output=True).returncode != 0:
+        if subprocess.run([python, "-m", "pip", "install", "--quiet", "mcp"]).returncode != 0:
+            return failed_row(results, 8, case, "CLI process", "cannot install the mcp client")
+    script = os.path.join(ROOT, "bench", "mcp_latency.py")
+    out = subprocess.run([python, script, ctx.bin, str(ctx.runs)], capture_output=True, text=True,
+                         env=dict(ctx.env, AGENT_APPLY_CACHE_DIR=ctx.cache))
+    if out.returncode != 0:
+        return failed_row(results, 8, case, "CLI process", out.stderr.strip().splitlines()[-1:])
+    times = json.loads(out.stdout)
+    m = {"runs": ctx.runs, "ours_s": statistics.median(times["mcp_s"]), "peer_s": statistics.median(times["cli_s"])}
+    row(results, 8, case, "same apply, CLI process", m, "< 1.0x", m["ours_s"] < m["peer_s"])
+
+
 def row7(results):
     limit = 128 * 1024
     for r in list(results):
@@ -623,7 +644,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--rows", default="1,2,3,4,5,6,7")
+    ap.add_argument("--rows", default="1,2,3,4,5,6,7,8")
     args = ap.parse_args()
     rows = {int(x) for x in args.rows.split(",")}
 
@@ -664,6 +685,9 @@ def main():
         if 6 in rows:
             print("row 6: plugin overhead", file=sys.stderr)
             row6(ctx, results)
+        if 8 in rows:
+            print("row 8: MCP server", file=sys.stderr)
+            row8(ctx, results)
         if 7 in rows:
             row7(results)
     finally:

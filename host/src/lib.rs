@@ -1,10 +1,46 @@
 //! `git agent-apply`: turn what a language model wrote into a safe git
 //! commit, or change nothing.
 //!
-//! The library holds the pieces the binary wires together: the wasm plugin
-//! [`runtime`], the format [`registry`] (the `edit_format` factory),
-//! [`config`], the input [`limits`], the [`transaction`] that reads and writes files, the
-//! [`report`] and the [`cli`].
+//! One entry point applies a reply: open a [`Workspace`] (the repository,
+//! its config and formats), call [`pipeline::apply`] with [`ApplyOptions`],
+//! and read the typed [`report::ApplyReport`]. The CLI and the MCP server
+//! ([`mcp`]) are thin callers of it.
+//!
+//! ```
+//! use agent_apply::report::ReportStatus;
+//! use agent_apply::{ApplyOptions, Workspace, pipeline};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let repo = git2::Repository::init(dir.path())?;
+//! # repo.config()?.set_str("user.name", "doc")?;
+//! # repo.config()?.set_str("user.email", "doc@example.com")?;
+//! # std::fs::write(dir.path().join("app.py"), "def greet():\n    return 'hello'\n")?;
+//! # let mut index = repo.index()?;
+//! # index.add_path(std::path::Path::new("app.py"))?;
+//! # index.write()?;
+//! # let tree = repo.find_tree(index.write_tree()?)?;
+//! # let me = repo.signature()?;
+//! # repo.commit(Some("HEAD"), &me, &me, "init", &tree, &[])?;
+//! // A repository holding app.py, and a model's reply in SEARCH/REPLACE blocks.
+//! let mut workspace = Workspace::open(dir.path())?;
+//! let reply = "app.py\n```\n<<<<<<< SEARCH\n    return 'hello'\n=======\n    return 'hi'\n>>>>>>> REPLACE\n```\n";
+//! let applied = pipeline::apply(&mut workspace, reply.to_string(), &ApplyOptions::default())?;
+//! assert_eq!(applied.report.status, ReportStatus::Applied);
+//! assert!(applied.report.commit.is_some());
+//!
+//! // A reply whose text is not in the file changes nothing and says why.
+//! let stale = reply.replace("'hello'", "'bye'").replace("'hi'", "'hey'");
+//! let failed = pipeline::apply(&mut workspace, stale, &ApplyOptions::default())?;
+//! assert_eq!(failed.report.status, ReportStatus::Failed);
+//! assert!(failed.report.reflection.contains("Edit 1 to app.py failed"));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Beneath it: the wasm plugin [`runtime`], the format [`registry`] (the
+//! `edit_format` factory), [`config`], the input [`limits`], the
+//! [`transaction`] that reads and writes files, and the [`report`].
 
 pub mod cli;
 pub mod config;
@@ -17,6 +53,7 @@ pub mod rebase;
 pub mod registry;
 pub mod report;
 pub mod runtime;
+pub mod schema;
 pub mod suffix;
 pub mod transaction;
 pub mod view;

@@ -129,7 +129,7 @@ pub enum RegistryError {
 }
 
 /// Why a format was chosen, for reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "by")]
 pub enum ChosenBy {
     Flag,
@@ -150,6 +150,9 @@ pub struct Registry {
     runtime: Runtime,
     entries: Vec<FormatEntry>,
     config_models: Vec<(String, String)>,
+    /// Components already loaded, by name and digest: a long-lived registry (the MCP
+    /// server's) links each one once, not once per call.
+    loaded: std::sync::Mutex<std::collections::HashMap<String, LoadedPlugin>>,
 }
 
 impl Registry {
@@ -187,6 +190,7 @@ impl Registry {
             runtime,
             entries,
             config_models: config.models.iter().map(|(p, f)| (p.clone(), f.clone())).collect(),
+            loaded: Default::default(),
         };
         if let Some(format) = &config.format {
             registry.find(format)?;
@@ -281,7 +285,14 @@ impl Registry {
         {
             return Ok(Loaded::Native(NativePlugin::load(&entry.name, path)?));
         }
-        Ok(Loaded::Wasm(self.runtime.load(&entry.name, &wasm, &digest)?))
+        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let key = format!("{}/{digest}", entry.name);
+        if let Some(plugin) = loaded.get(&key) {
+            return Ok(Loaded::Wasm(plugin.clone()));
+        }
+        let plugin = self.runtime.load(&entry.name, &wasm, &digest)?;
+        loaded.insert(key, plugin.clone());
+        Ok(Loaded::Wasm(plugin))
     }
 
     /// A format's version and summary. A plugin is a pure function of its

@@ -8,6 +8,7 @@ use agent_apply_sdk::types::{
     CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity,
     SuggestedCommand,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 use similar::TextDiff;
 
@@ -18,7 +19,7 @@ use crate::transaction::{CheckResult, Committed, short_id};
 pub const SCHEMA: u32 = 1;
 
 /// What a run did, as a whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReportStatus {
     /// Every edit applied (and was committed or written, unless a dry run).
@@ -34,7 +35,7 @@ pub enum ReportStatus {
 }
 
 /// What happened to one edit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EditState {
     Applied,
@@ -54,7 +55,7 @@ impl EditState {
 }
 
 /// What happened to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileAction {
     Created,
@@ -86,7 +87,7 @@ pub struct Shown {
     pub ranges: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FormatChoice {
     pub name: String,
     #[serde(flatten)]
@@ -96,7 +97,7 @@ pub struct FormatChoice {
     pub also: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SpanJson {
     pub start: u32,
     pub end: u32,
@@ -104,13 +105,13 @@ pub struct SpanJson {
     pub last_line: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LinesJson {
     pub start: u32,
     pub end: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiagnosticJson {
     pub severity: &'static str,
     pub message: String,
@@ -134,7 +135,7 @@ impl From<&Diagnostic> for DiagnosticJson {
 }
 
 /// `git agent-apply parse --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ParseReport {
     pub schema: u32,
     pub format: FormatChoice,
@@ -143,7 +144,7 @@ pub struct ParseReport {
     pub commands: Vec<CommandJson>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ParsedEditJson {
     pub index: usize,
     pub path: String,
@@ -152,7 +153,7 @@ pub struct ParsedEditJson {
     pub span: SpanJson,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct CommandJson {
     pub command: String,
     pub reply_lines: LinesJson,
@@ -230,7 +231,7 @@ fn diagnostic_line(d: &DiagnosticJson) -> String {
 }
 
 /// What happened to one file.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FileJson {
     pub path: String,
     pub action: FileAction,
@@ -250,7 +251,7 @@ pub struct FileJson {
 /// One changed range of a file: lines `old_start..old_start+removed` became
 /// `new_start..new_start+added` (1-based; a count of 0 is an insertion or
 /// deletion point).
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, JsonSchema, PartialEq)]
 pub struct RangeChange {
     pub old_start: usize,
     pub removed: usize,
@@ -277,7 +278,7 @@ pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
 }
 
 /// What happened to one edit.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct EditJson {
     pub index: usize,
     pub path: String,
@@ -291,11 +292,12 @@ pub struct EditJson {
     /// How the edit was placed (ladder level, relocation, retry, candidates
     /// per level), when its format says.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::match_info")]
     pub matched: Option<MatchInfo>,
 }
 
 /// Milliseconds spent in each phase.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Timings {
     pub parse_ms: f64,
     pub apply_ms: f64,
@@ -307,7 +309,7 @@ pub struct Timings {
 }
 
 /// What the reply cost.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Stats {
     pub reply_bytes: usize,
     /// Tokens of the reply in OpenAI's `o200k_base` encoding; counted only
@@ -317,7 +319,7 @@ pub struct Stats {
 }
 
 /// `git agent-apply [apply] --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ApplyReport {
     pub schema: u32,
     pub status: ReportStatus,

@@ -4,16 +4,13 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::bin;
-
-fn json(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
-}
+use crate::common::report_json as json;
 
 #[test]
 fn formats_json_lists_builtin_wasm_formats() {
     let cache = tempfile::tempdir().unwrap();
     let out = bin().env("AGENT_APPLY_CACHE_DIR", cache.path()).args(["formats", "--json"]).assert().success();
-    let value = json(&out.get_output().stdout);
+    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let whole = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "whole").expect("whole listed");
     assert_eq!(whole["kind"], "wasm");
     assert_eq!(whole["source"], "builtin");

@@ -130,3 +130,25 @@ impl agent_apply_sdk::Plugin for Component {
         self.0.borrow_mut().lint(file).unwrap_or_else(|e| panic!("{e}"))
     }
 }
+
+/// The checked-in report schema, `schema/report.v1.json`.
+pub fn report_schema_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/report.v1.json")
+}
+
+/// What `apply --json` or `parse --json` printed (or any command's JSON
+/// error), parsed and validated against the checked-in schema: every
+/// test that reads such output checks the schema too.
+pub fn report_json(output: &[u8]) -> serde_json::Value {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(report_schema_path()).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).expect("the checked-in schema is a valid JSON Schema")
+    });
+    let value: serde_json::Value = serde_json::from_slice(output)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)));
+    let errors: Vec<String> =
+        validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "the report does not match schema/report.v1.json:\n{}\n{value:#}", errors.join("\n"));
+    value
+}

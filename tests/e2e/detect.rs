@@ -91,7 +91,7 @@ fn model_table_picks_apply_patch_for_the_openai_families_trained_on_it() {
     let reply = "*** Begin Patch\n*** Delete File: a.py\n*** End Patch\n";
     for model in ["gpt-5-codex", "gpt-4.1-mini", "o3", "o4-mini", "codex-mini-latest", "openai/gpt-5"] {
         let out = bin().args(["parse", "--model", model, "--json", "-"]).write_stdin(reply).output().unwrap();
-        let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let value = crate::common::report_json(&out.stdout);
         assert_eq!(value["format"]["name"], "apply-patch", "{model}: {value}");
         assert_eq!(value["format"]["by"], "model", "{model}");
     }
@@ -108,7 +108,7 @@ fn model_table_picks_editblock_for_claude_and_config_models_override_it() {
         .write_stdin(reply)
         .output()
         .unwrap();
-    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = crate::common::report_json(&out.stdout);
     assert_eq!(value["format"]["name"], "editblock", "{value}");
     assert_eq!(value["format"]["by"], "model");
     assert_eq!(value["format"]["pattern"], "claude-*");
@@ -119,7 +119,7 @@ fn model_table_picks_editblock_for_claude_and_config_models_override_it() {
         .write_stdin(reply)
         .output()
         .unwrap();
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["format"]["name"], "editblock");
+    assert_eq!(crate::common::report_json(&out.stdout)["format"]["name"], "editblock");
 
     let configured =
         TestRepo::with(&[("a.py", "x = 1\n"), (".agent-apply.toml", "[models]\n\"claude-3-5*\" = \"whole\"\n")]);
@@ -139,7 +139,7 @@ fn model_table_picks_editblock_for_claude_and_config_models_override_it() {
         .write_stdin(reply)
         .output()
         .unwrap();
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["format"]["name"], "editblock");
+    assert_eq!(crate::common::report_json(&out.stdout)["format"]["name"], "editblock");
     let out = configured.apply().args(["formats", "--json"]).assert().success();
     let models = serde_json::from_slice::<Value>(&out.get_output().stdout).unwrap()["models"].clone();
     let models = models.as_array().unwrap();

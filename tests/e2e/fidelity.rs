@@ -3,11 +3,8 @@
 
 use serde_json::Value;
 
+use crate::common::report_json as json;
 use crate::repo::TestRepo;
-
-fn json(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
-}
 
 /// Apply `reply` with `args` in `repo`; the exit code and the JSON report.
 fn run(repo: &TestRepo, args: &[&str], reply: &str) -> (i32, Value) {

@@ -177,7 +177,7 @@ fn with_json_a_reply_over_a_limit_gets_a_reflection_for_the_model() {
         let before = repo.state();
         let out = repo.apply().args(["--format", "whole", "--json", "-"]).write_stdin(reply).output().unwrap();
         assert_eq!(out.status.code(), Some(2));
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report = crate::common::report_json(&out.stdout);
         assert_eq!(report["status"], "error");
         let text = report["reflection"].as_str().unwrap();
         assert!(text.contains(reflection) && text.ends_with("None of your edits were applied.\n"), "{text}");

@@ -26,7 +26,7 @@ fn run_case(case: &Path) -> Result<(), String> {
     let out =
         repo.apply().args(args.lines().filter(|l| !l.trim().is_empty())).arg("--json").write_stdin(reply).output();
     let out = out.map_err(|e| e.to_string())?;
-    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("not JSON: {e}"))?;
+    let report: Value = crate::common::report_json(&out.stdout);
     let code = out.status.code().unwrap_or(-1);
     if let Ok(wanted) = std::fs::read_to_string(case.join("expected-error")) {
         let text = report.to_string();

@@ -203,7 +203,7 @@ fn sparse_checkout_paths_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = crate::common::report_json(&out.stdout);
     assert_eq!(report["edits"][0]["kind"], "forbidden");
     assert!(report["edits"][0]["message"].as_str().unwrap().contains("outside your sparse checkout"));
     assert_eq!(repo.state(), before);
@@ -319,7 +319,7 @@ fn a_lock_taken_after_the_branch_moved_is_a_warning_not_a_failure() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = crate::common::report_json(&out.stdout);
     assert_eq!(report["status"], "applied");
     let warning = report["warnings"][0].as_str().unwrap();
     assert!(warning.contains("git agent-apply recover"), "{warning}");

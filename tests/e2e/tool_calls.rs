@@ -10,7 +10,7 @@ use crate::repo::TestRepo;
 const APP: &str = "def greet():\n    print(\"Hello!\")\n";
 
 fn json_of(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+    crate::common::report_json(output)
 }
 
 #[test]

@@ -2,13 +2,9 @@
 //! path policy, checks and hooks, undo, and the JSON report.
 
 use predicates::prelude::*;
-use serde_json::Value;
 
+use crate::common::report_json as json;
 use crate::repo::{TestRepo, whole_reply};
-
-fn json(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
-}
 
 const ELIDED: &str = "x = 1\n# ... rest of the file unchanged ...\n";
 

@@ -7,6 +7,7 @@ use crate::config::ConfigError;
 use crate::limits::{LimitError, raise_hint};
 use crate::registry::RegistryError;
 use crate::runtime::PluginError;
+use crate::schema::{ErrorBody, ErrorReport};
 use crate::transaction::{SnapshotError, TxError};
 
 /// Exit codes of the CLI contract.
@@ -60,13 +61,9 @@ impl CommandError {
     /// return the exit code.
     pub fn report(&self, json: bool) -> ExitCode {
         if json {
-            let object = serde_json::json!({
-                "schema": crate::report::SCHEMA,
-                "status": "error",
-                "exit": self.exit as u8,
-                "error": { "message": self.message, "hints": self.hints, "details": self.details },
-                "reflection": self.reflection.as_deref().unwrap_or_default(),
-            });
+            let body =
+                ErrorBody { message: self.message.clone(), hints: self.hints.clone(), details: self.details.clone() };
+            let object = ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default());
             println!("{}", serde_json::to_string_pretty(&object).expect("JSON of strings"));
         } else {
             let mut text = format!("error: {}\n", self.message);

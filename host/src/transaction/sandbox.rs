@@ -30,7 +30,7 @@ const WAIT: Duration = Duration::from_secs(600);
 const TAIL_LINES: usize = 40;
 
 /// One check's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckResult {
     pub name: String,
     pub passed: bool,
