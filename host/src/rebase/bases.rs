@@ -8,7 +8,7 @@ use git2::{ObjectType, Oid, Repository};
 use serde::Serialize;
 
 /// Where a base came from, for the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum BaseSource {
     /// `--base REV` or `--base PATH=REV`.

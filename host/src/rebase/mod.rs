@@ -24,12 +24,14 @@ use crate::Error;
 use crate::parts::{self, Part};
 
 /// The base a file's edits were applied to, for the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileBase {
     pub source: BaseSource,
     /// The blob id of the base (none for the working tree's own content).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
+    /// The base in words: `--base HEAD~1`, `HEAD (1a2b3c4)`, `the version
+    /// \`read\` showed (blob 1a2b3c4)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }
