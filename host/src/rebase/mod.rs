@@ -30,8 +30,8 @@ pub struct FileBase {
     /// The blob id of the base (none for the working tree's own content).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
-    /// The base in words: `--base HEAD~1`, `HEAD (1a2b3c4)`, `the version
-    /// \`read\` showed (blob 1a2b3c4)`.
+    /// The base in words, as messages name it: "--base HEAD~1",
+    /// "HEAD (1a2b3c4)", "the version read showed (blob 1a2b3c4)".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }
