@@ -1,7 +1,7 @@
 //! `git agent-apply [apply]`: read the reply, hand it to the library's
 //! [`pipeline::apply`], print the report, and exit by its status.
 
-use super::{ApplyArgs, CommandError, Exit, GlobalArgs, open_workspace, read_reply};
+use super::{ApplyArgs, CommandError, Exit, GlobalArgs, open_workspace, output, read_reply};
 use crate::pipeline::{self, ApplyOptions};
 use crate::report::{ReportStatus, colorize_diff};
 
@@ -11,14 +11,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     let applied = pipeline::apply(&mut workspace, reply, &options(args))?;
     let report = &applied.report;
 
-    use std::io::Write as _;
     if args.json {
-        // A reader that stops early (`| head`) is not an error of ours.
-        let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(report).expect("report serializes"));
+        output::json(report);
     } else {
-        let mut out = anstream::stdout();
-        let _ = write!(out, "{}", report.human());
-        let _ = write!(out, "{}", colorize_diff(&report.diff));
+        output::text(&report.human());
+        output::text(&colorize_diff(&report.diff));
     }
     if global.verbose {
         for (_, output) in &applied.plugin_output {

@@ -64,7 +64,7 @@ impl CommandError {
             let body =
                 ErrorBody { message: self.message.clone(), hints: self.hints.clone(), details: self.details.clone() };
             let object = ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default());
-            println!("{}", serde_json::to_string_pretty(&object).expect("JSON of strings"));
+            super::output::json(&object);
         } else {
             let mut text = format!("error: {}\n", self.message);
             for hint in &self.hints {

@@ -53,7 +53,7 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
             .map(|(pattern, formats, source)| ModelRow { pattern, formats, source })
             .collect();
         let object = serde_json::json!({ "schema": crate::report::SCHEMA, "formats": rows, "models": models });
-        println!("{}", serde_json::to_string_pretty(&object).expect("rows serialize"));
+        super::output::json(&object);
     } else {
         for row in rows {
             let source = match &row.source {

@@ -127,7 +127,7 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
             skipped,
             findings,
         };
-        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+        super::output::json(&report);
     } else {
         for f in &findings {
             let tag = f.format.as_deref().unwrap_or("git");

@@ -8,6 +8,7 @@ mod formats;
 mod hook;
 mod lint;
 mod mcp;
+mod output;
 mod parse;
 mod plugin;
 mod prompt;

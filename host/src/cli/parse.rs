@@ -39,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     let format = FormatChoice { name: reading.parts[0].name.clone(), chosen_by: by, also: reading.also() };
     let report = ParseReport::new(format, output);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+        super::output::json(&report);
     } else {
         print!("{}", report.human());
     }

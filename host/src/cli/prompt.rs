@@ -103,7 +103,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
         examples,
         tools: tools.filter(serde_json::Value::is_object),
     };
-    println!("{}", serde_json::to_string_pretty(&report).expect("prompt serializes"));
+    super::output::json(&report);
     Ok(Exit::Ok)
 }
 

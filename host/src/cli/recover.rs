@@ -19,7 +19,7 @@ pub fn run(global: &GlobalArgs, args: &RecoverArgs) -> Result<Exit, CommandError
     if args.json {
         let object =
             serde_json::json!({ "schema": crate::report::SCHEMA, "status": "recovered", "recovery": recovery });
-        println!("{}", serde_json::to_string_pretty(&object).expect("JSON"));
+        super::output::json(&object);
     } else {
         match recovery {
             None => println!("Nothing to recover."),

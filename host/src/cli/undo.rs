@@ -29,7 +29,7 @@ pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
     };
     if args.json {
         let object = serde_json::json!({ "schema": crate::report::SCHEMA, "status": status, "undone": undone });
-        println!("{}", serde_json::to_string_pretty(&object).expect("JSON"));
+        super::output::json(&object);
     } else {
         let (verb, restore) = match (args.redo, args.dry_run) {
             (false, false) => ("Undid", "restored"),
