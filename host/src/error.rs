@@ -45,6 +45,12 @@ pub enum Error {
     /// Checks without a commit run in a sandbox made from the repository.
     #[error("--check needs a git repository to run in")]
     ChecksNeedRepository,
+    /// `--base` names nothing usable.
+    #[error(transparent)]
+    Base(#[from] crate::rebase::BaseError),
+    /// git's three-way file merge itself failed (not a conflict).
+    #[error(transparent)]
+    Merge(#[from] crate::rebase::merge::MergeError),
 }
 
 impl Error {

@@ -50,6 +50,7 @@ pub mod mcp;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;
+pub mod rebase;
 pub mod registry;
 pub mod report;
 pub mod runtime;

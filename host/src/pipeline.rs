@@ -21,6 +21,7 @@ use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, 
 
 use crate::Error;
 use crate::parts::{self, Part};
+use crate::rebase;
 use crate::report::{ApplyReport, FormatChoice, ReportStatus};
 use crate::suffix::{self, Alias};
 use crate::transaction::{
@@ -64,6 +65,9 @@ pub struct ApplyOptions {
     pub ranges: bool,
     /// Count the reply's tokens into the report's stats.
     pub tokens: bool,
+    /// The versions the reply was written against (`--base`): `REV` for
+    /// every file, `PATH=REV` for one; its edits are rebased from there.
+    pub base: Vec<String>,
 }
 
 impl Default for ApplyOptions {
@@ -84,6 +88,7 @@ impl Default for ApplyOptions {
             diff: false,
             ranges: true,
             tokens: false,
+            base: Vec::new(),
         }
     }
 }
@@ -149,7 +154,9 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     // edits before the cut may depend on the ones that never came.
     let partial = options.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
-    let (changes, outcomes) = apply_edits(&mut format_parts, &plan, &parsed.edits, malformed && !partial)?;
+    let bases = rebase::Bases::new(repo.as_ref().map(GitRepo::repository), &options.base)?;
+    let (changes, outcomes, rebased) =
+        apply_edits(&mut format_parts, &plan, &parsed.edits, malformed && !partial, &bases)?;
     let apply_ms = millis(apply_started);
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
@@ -164,6 +171,7 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
         &|p| before.get(p).copied(),
         crate::report::Shown { dry_run: options.dry_run, partial, diff: options.diff, ranges: options.ranges },
     );
+    report.note_bases(&rebased);
     report.timings.parse_ms = parse_ms;
     report.timings.apply_ms = apply_ms;
     if let (Some(repo), Some(head)) = (&repo, &head) {
@@ -249,14 +257,16 @@ fn apply_edits(
     plan: &Plan,
     edits: &[Edit],
     malformed: bool,
-) -> Result<(Vec<Change>, Vec<Outcome>), Error> {
+    bases: &rebase::Bases<'_>,
+) -> Result<(Vec<Change>, Vec<Outcome>, rebase::Rebased), Error> {
     let allowed: Vec<usize> = (0..edits.len()).filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
-    let (mut changes, mut verdicts) = if malformed || allowed.is_empty() {
-        (Vec::new(), vec![None; edits.len()])
+    let (mut changes, mut verdicts, rebased) = if malformed || allowed.is_empty() {
+        (Vec::new(), vec![None; edits.len()], rebase::Rebased::default())
     } else {
         let files = suffix::plugin_files(&plan.snapshots, &plan.aliases);
-        let (changes, verdicts) = parts::apply(format_parts, &files, edits, &allowed)?;
-        (suffix::real_changes(changes, &plan.aliases), verdicts)
+        // Edits written against another version of a file are rebased (#25).
+        let (changes, verdicts, rebased) = rebase::apply(format_parts, &files, edits, &allowed, bases)?;
+        (suffix::real_changes(changes, &plan.aliases), verdicts, rebased)
     };
     // New content that is not text fails its edits, whatever the format said.
     let binary: HashMap<String, SnapshotError> =
@@ -281,7 +291,7 @@ fn apply_edits(
             (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
         })
         .collect();
-    Ok((changes, outcomes))
+    Ok((changes, outcomes, rebased))
 }
 
 /// Write what the report says was applied: checks first in a sandbox when

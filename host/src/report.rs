@@ -42,6 +42,16 @@ pub enum EditState {
     Failed,
     /// The file already held what the edit writes (a retried reply).
     AlreadyApplied,
+    /// Applied to the older version of the file it was written against,
+    /// and merged cleanly into the file as it is now.
+    Rebased,
+}
+
+impl EditState {
+    /// Whether the edit took effect (now or earlier).
+    pub fn applied(self) -> bool {
+        !matches!(self, EditState::Failed)
+    }
 }
 
 /// What happened to one file.
@@ -232,6 +242,10 @@ pub struct FileJson {
     /// preview the change range by range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<Vec<RangeChange>>,
+    /// The version of the file the edits were applied to: the working tree's,
+    /// or an earlier one they were rebased from (`--base`, `read`, HEAD).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<crate::rebase::FileBase>,
 }
 
 /// One changed range of a file: lines `old_start..old_start+removed` became
@@ -390,6 +404,7 @@ impl ApplyReport {
                 path,
                 from,
                 action,
+                base: None,
             });
         }
         let status = match (failed, shown.partial && any_applied && !files.is_empty()) {
@@ -420,6 +435,21 @@ impl ApplyReport {
         };
         report.reflection = report.reflection_text();
         report
+    }
+
+    /// Which version each file's edits were applied to, and which edits
+    /// were rebased onto the current file (`rebased` instead of `applied`).
+    pub fn note_bases(&mut self, rebased: &crate::rebase::Rebased) {
+        for file in &mut self.files {
+            let base = rebased.files.get(&file.path).cloned();
+            file.base = Some(base.unwrap_or_else(crate::rebase::FileBase::working_tree));
+        }
+        for edit in &mut self.edits {
+            if edit.status == EditState::Applied && rebased.edits.contains(&(edit.index - 1)) {
+                edit.status = EditState::Rebased;
+            }
+        }
+        self.reflection = self.reflection_text();
     }
 
     /// The changes were written to the working tree.
@@ -487,7 +517,7 @@ impl ApplyReport {
             );
         }
         let applied: Vec<String> =
-            self.edits.iter().filter(|e| e.status == EditState::Applied).map(|e| e.index.to_string()).collect();
+            self.edits.iter().filter(|e| e.status.applied()).map(|e| e.index.to_string()).collect();
         if self.status == ReportStatus::Partial {
             out += &format!(
                 "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",
@@ -507,7 +537,9 @@ impl ApplyReport {
             out += &diagnostic_line(d);
         }
         for e in &self.edits {
-            if e.status != EditState::Failed {
+            if e.status == EditState::Rebased {
+                out += &format!("edit {} {} rebased: {}\n", e.index, e.path, e.message);
+            } else if e.status != EditState::Failed {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
                 out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);

@@ -23,22 +23,31 @@ pub fn read(
     allow_ignored: bool,
 ) -> Result<String, Error> {
     let entry = if view == NUMBERED { None } else { Some(workspace.registry.find(view)?.clone()) };
-    let checked = match workspace.git_repo() {
-        Ok(repo) => repo.check_read_path(path, allow_ignored),
-        Err(_) => check_path(&workspace.root, path).map_err(SnapshotError::from),
+    let repo = workspace.git_repo().ok();
+    let checked = match &repo {
+        Some(repo) => repo.check_read_path(path, allow_ignored),
+        None => check_path(&workspace.root, path).map_err(SnapshotError::from),
     };
     let content = checked
         .and_then(|full| read_text(&full, path, &workspace.config.input_limits()))?
         .ok_or_else(|| Error::NoSuchFile(path.to_string()))?;
     let file = File { path: path.to_string(), content };
+    // What the model is shown is kept, so edits written against it can be
+    // rebased once the file has moved on (#25). Failing to keep it costs
+    // only that: a later stale edit is refused instead of rebased, so it is
+    // no reason to withhold the view.
+    if let Some(repo) = &repo {
+        let _ = crate::rebase::record_read(repo.repository(), &file.path, &file.content);
+    }
     let Some(entry) = entry else { return Ok(numbered(&file.content, ranges)) };
     let mut instance = workspace.registry.instantiate(&entry)?;
     let options = workspace.config.plugin_options(&entry.name, None);
-    instance.render(&file, ranges, &options)?.map_err(|message| Error::RenderRefused {
+    let view = instance.render(&file, ranges, &options)?.map_err(|message| Error::RenderRefused {
         format: entry.name.clone(),
         path: file.path.clone(),
         message,
-    })
+    })?;
+    Ok(view)
 }
 
 /// `content`'s lines in `ranges` (all when empty), each as `{number:>6}\t{line}`.

@@ -21,6 +21,8 @@ mod prompt;
 mod properties;
 mod pty;
 mod python;
+mod rebase;
+mod rebase_property;
 mod replies;
 mod repo;
 mod sandbox;

@@ -75,7 +75,10 @@ async def main():
             check(git("status", "--porcelain") == "", "the working tree is clean")
 
             result = await session.call_tool("read", {"path": "app.py", "view": "hashline", "lines": "1-2"})
-            check(not result.is_error and text_of(result).startswith("1:"), f"read in hashline: {text_of(result)}")
+            # The file tag (`app.py @7db182 (2 lines)`), then the `LINE:HASH|` lines.
+            view = text_of(result).splitlines()
+            check(not result.is_error and view[0].startswith("app.py @") and view[1].startswith("1:"),
+                  f"read in hashline: {text_of(result)}")
             result = await session.call_tool("read", {"path": "app.py"})
             check('     2\t    return "hello, world"' in text_of(result), f"numbered read: {text_of(result)!r}")
             result = await session.call_tool("read", {"path": "../outside.txt"})

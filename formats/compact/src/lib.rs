@@ -28,9 +28,11 @@
 //! Per file, [`Compact`]'s `apply` checks, in this order:
 //!
 //! 1. **Version tag.** When an edit carries a tag (or the option `base-hash`
-//!    gives one), it must equal the tag of the file's current content;
+//!    gives one), it must equal the tag of the file's content as given;
 //!    otherwise every edit of the file fails `stale`, with a fresh numbered
-//!    view of the lines it targeted.
+//!    view of the lines it targeted. (The host then gives the version `read`
+//!    recorded with that tag instead, and merges the result into the current
+//!    file: see the host's `rebase` module.)
 //! 2. **View prefixes.** A replacement whose every line starts with the
 //!    view's `N: ` numbers, in sequence, fails `malformed`.
 //! 3. **Range.** `1 <= START`, `END <= lines in the file`, `END >= START - 1`
@@ -124,7 +126,9 @@ you read it, before any of your edits: do not adjust them for earlier edits. Ran
 not overlap.
 - Copy the new lines without the `N: ` prefixes of the view.
 - If the view showed a version tag (`@3fa9c1` in its first line), put it after the range: \
-`src/app.py:12-14 @3fa9c1`. An edit whose tag no longer matches the file is refused.
+`src/app.py:12-14 @3fa9c1`. If the file changed since you read it, your edits are applied to the \
+version you read and merged into the file; where the change meets your edit, it is refused with \
+the lines as they are now.
 - When only one file is being edited, a block may instead carry the range in its info \
 string: ```python:12:14.
 - If you are not sure of the numbers, read the file again rather than guess: an edit \
@@ -325,22 +329,11 @@ impl Settings {
     }
 }
 
-/// The version tag of some content: 6 hex digits of its FNV-1a hash.
-pub fn version_tag(content: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in content.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{:06x}", hash >> 40)
-}
+pub use agent_apply_sdk::view::version_tag;
 
 /// `PATH @TAG (N lines)` and the numbered lines of `ranges` (all when empty).
 pub fn numbered_view(path: &str, content: &str, ranges: &[LineRange]) -> String {
-    let (_, body) = split_bom(content);
-    let count = lines_with_endings(body).count();
-    let noun = if count == 1 { "line" } else { "lines" };
-    let mut out = format!("{path} @{} ({count} {noun})\n", version_tag(content));
+    let mut out = agent_apply_sdk::view::view_header(path, content);
     out.push_str(&render_ranges(content, ranges, |n, line| format!("{n}: {line}")));
     out
 }
@@ -377,9 +370,9 @@ fn apply_file(
     let mut failed: Vec<(usize, EditFailure)> = Vec::new();
 
     // 1. Version tags.
-    let stale_tag = ops.iter().find_map(|(_, op)| {
-        settings.tag_for(path, op).filter(|tag| !(tag.len() >= 4 && current_tag.starts_with(tag.as_str())))
-    });
+    let stale_tag = ops
+        .iter()
+        .find_map(|(_, op)| settings.tag_for(path, op).filter(|tag| !agent_apply_sdk::view::tag_matches(tag, content)));
     if let Some(tag) = stale_tag {
         let outcomes = ops
             .iter()

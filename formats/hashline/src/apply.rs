@@ -550,3 +550,48 @@ fn splice(snap: &Snapshot<'_>, content: &str, mut plans: Vec<Plan>) -> String {
 pub fn ladder() -> LadderOptions {
     LadderOptions::default()
 }
+
+/// Every edit of the file fails `stale` when an object's file tag names
+/// another version than `content`: its anchors were read elsewhere, even
+/// where their hashes happen to match.
+pub fn stale_tag(
+    path: &str,
+    content: &str,
+    group: &[(usize, &HashEdit)],
+    settings: &Settings,
+) -> Option<Vec<(usize, EditFailure)>> {
+    let tag =
+        group.iter().find_map(|(_, e)| e.tag.as_deref().filter(|t| !agent_apply_sdk::view::tag_matches(t, content)))?;
+    let now = agent_apply_sdk::view::version_tag(content);
+    let lines: Vec<u32> = group.iter().flat_map(|(_, e)| anchors_of(&e.op)).map(|a| a.line).collect();
+    let ranges: Vec<LineRange> =
+        lines.iter().map(|&l| LineRange::new(l.saturating_sub(settings.window).max(1), l + settings.window)).collect();
+    let mut view = agent_apply_sdk::view::view_header(path, content);
+    view.push_str(&render_ranges(content, &ranges, |n, line| crate::hash::view_line(n, line, settings.hash_length)));
+    let failures = group
+        .iter()
+        .map(|(i, e)| {
+            let failure = EditFailure::new(
+                FailureKind::Stale,
+                format!(
+                    "{} on {path} is stale: its anchors come from version @{tag}, but the file is now @{now}",
+                    e.label
+                ),
+            )
+            .with_hint(format!(
+                "{path} changed since you read it. Its lines there now:\n{view}Take the anchors from these lines and \
+                 send the edits again with \"tag\": \"@{now}\"."
+            ));
+            (*i, failure)
+        })
+        .collect();
+    Some(failures)
+}
+
+fn anchors_of(op: &Operation) -> Vec<&Anchor> {
+    match op {
+        Operation::SetLine { anchor, .. } | Operation::InsertAfter { anchor, .. } => vec![anchor],
+        Operation::ReplaceLines { start, end, .. } => vec![start, end],
+        Operation::Replace { .. } => Vec::new(),
+    }
+}

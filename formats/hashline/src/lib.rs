@@ -93,6 +93,9 @@ pub struct HashEdit {
     /// Copied `N:hh|` prefixes were removed from the edit's text.
     #[serde(default)]
     pub stripped_prefixes: bool,
+    /// The file tag of the view the anchors came from, when the object gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
 }
 
 /// Format options.
@@ -145,6 +148,9 @@ read it, before any of your edits: do not renumber lines after earlier edits.
 with their indentation.
 - Two edits may not touch the same line; merge them into one replace_lines instead.
 - Several files: one object per file (several objects in one reply are fine).
+- The view's first line is `PATH @TAG (N lines)`. Put that tag in the object: \
+{\"path\": \"src/app.py\", \"tag\": \"@3fa9c1\", \"edits\": [...]}. It says which version your \
+anchors come from, so edits to a file that changed since can be merged into it.
 
 If an anchor is stale (the file changed since you read it), nothing is applied and the error \
 shows fresh `LINE:HASH|` lines around the stale anchors (lines marked `>>>` are the ones your \
@@ -268,6 +274,12 @@ impl Format for Hashline {
                     String::new()
                 }
             };
+            if let Some(stale) = apply::stale_tag(path, &content, &group, &settings) {
+                for (i, failure) in stale {
+                    results[i] = Some(Err(failure));
+                }
+                continue;
+            }
             let (outcomes, new_content, matches) = apply::apply_to_file(path, &content, &group, &settings);
             for (i, matched) in matches {
                 workspace.note_match_of(i, matched);
@@ -287,7 +299,9 @@ impl Format for Hashline {
 
     fn render(&self, file: &File, ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
         let settings = Settings::from_options(options)?;
-        Ok(render_ranges(&file.content, ranges, |n, line| hash::view_line(n, line, settings.hash_length)))
+        let mut view = agent_apply_sdk::view::view_header(&file.path, &file.content);
+        view.push_str(&render_ranges(&file.content, ranges, |n, line| hash::view_line(n, line, settings.hash_length)));
+        Ok(view)
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {

@@ -262,6 +262,14 @@ impl<'r> Reader<'r> {
                 );
             }
         };
+        // The file tag the view printed (`"tag": "@3fa9c1"`): which version
+        // the anchors were read from.
+        let tag = ["tag", "version", "base"]
+            .iter()
+            .find_map(|k| map.get(*k))
+            .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+            .map(|t| t.trim().trim_start_matches('@').to_ascii_lowercase())
+            .filter(|t| !t.is_empty());
         let items = match serde_json::from_str::<Vec<&RawValue>>(edits.get()) {
             Ok(items) => items,
             Err(_) => {
@@ -289,7 +297,7 @@ impl<'r> Reader<'r> {
                         related_paths: Vec::new(),
                         span,
                         summary: op.summary(),
-                        op: HashEdit { label, op, stripped_prefixes: stripped },
+                        op: HashEdit { label, op, stripped_prefixes: stripped, tag: tag.clone() },
                     });
                 }
                 Err(message) => self.error(s, e, format!("an edit of {path}: {message}"), HINT),

@@ -41,8 +41,12 @@ fn anchor(content: &str, line: usize) -> String {
     format!("{line}:{}", hex(line_hash(text.trim_end_matches('\r')), 2))
 }
 
+/// The view's lines, below its `PATH @TAG (N lines)` header.
 fn render(content: &str, ranges: &[LineRange]) -> String {
-    Plugin::render(&Hashline, &File::new("f", content), ranges, &[]).unwrap()
+    let view = Plugin::render(&Hashline, &File::new("f", content), ranges, &[]).unwrap();
+    let (header, lines) = view.split_once('\n').unwrap();
+    assert_eq!(header, agent_apply_sdk::view::view_header("f", content).trim_end());
+    lines.to_string()
 }
 
 fn failed(out: &ApplyOutput) -> Vec<&Outcome> {
@@ -92,7 +96,7 @@ fn renders_lines_with_hashes() {
     );
     assert_eq!(lines[4], "...");
     let long = Plugin::render(&Hashline, &File::new("f", "abc\n"), &[], &opts(&[("hash-length", "6")])).unwrap();
-    assert_eq!(long, "1:d153ff|abc\n");
+    assert_eq!(long.split_once('\n').unwrap().1, "1:d153ff|abc\n");
     assert!(Plugin::render(&Hashline, &File::new("f", "abc\n"), &[], &opts(&[("hash-length", "9")])).is_err());
     assert!(Plugin::render(&Hashline, &File::new("f", "abc\n"), &[], &opts(&[("hash-length", "1")])).is_err());
     // The BOM is not part of line 1.
@@ -505,4 +509,40 @@ fn many_edits_on_a_big_file() {
     assert_eq!(failed(&out).len(), 100);
     assert!(failed(&out)[0].message.contains("Fresh lines 1-405 of f"), "{}", failed(&out)[0].message);
     assert_eq!(failed(&out)[0].hint.as_deref().unwrap().lines().count(), 1 + 405 + 1);
+}
+
+// ------------------------------------------------------------- file tag
+
+fn tagged(tag: &str, anchor: &str) -> String {
+    format!(
+        "```json\n{{\"path\": \"f\", \"tag\": \"{tag}\", \"edits\": [{{\"set_line\": {{\"anchor\": \"{anchor}\", \"new_text\": \"X\"}}}}]}}\n```\n"
+    )
+}
+
+#[test]
+fn the_view_starts_with_the_file_tag_and_a_tagged_edit_of_that_version_applies() {
+    let content = "a\nb\nc\n";
+    let view = Plugin::render(&Hashline, &File::new("f", content), &[], &[]).unwrap();
+    let tag = agent_apply_sdk::view::version_tag(content);
+    assert!(view.starts_with(&format!("f @{tag} (3 lines)\n")), "{view}");
+    let (_, out) = apply(&[("f", content)], &tagged(&format!("@{tag}"), &anchor(content, 2)));
+    assert!(failed(&out).is_empty(), "{:?}", out.outcomes);
+    assert_eq!(written(&out, "f"), "a\nX\nc\n");
+}
+
+#[test]
+fn a_tag_of_another_version_is_stale_even_where_the_anchors_still_match() {
+    // The user appended a line: line 2's anchor still matches, but the
+    // anchors were read from the old version, which the host rebases from.
+    let old = "a\nb\nc\n";
+    let now = "a\nb\nc\nd\n";
+    let tag = agent_apply_sdk::view::version_tag(old);
+    let (_, out) = apply(&[("f", now)], &tagged(&tag, &anchor(old, 2)));
+    let f = failed(&out);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].kind, Some(FailureKind::Stale));
+    let fresh = agent_apply_sdk::view::version_tag(now);
+    assert!(f[0].message.contains(&format!("@{tag}")) && f[0].message.contains(&fresh), "{}", f[0].message);
+    assert!(f[0].hint.as_deref().unwrap().contains(&format!("f @{fresh} (4 lines)")));
+    assert!(out.changes.is_empty());
 }

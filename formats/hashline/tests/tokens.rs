@@ -41,7 +41,7 @@ fn mismatch_response_is_at_least_20x_smaller_than_a_full_reread() {
     assert_eq!(failure.kind, Some(FailureKind::Stale));
     let response = format!("{}\n{}", failure.message, failure.hint.as_deref().unwrap());
     let full = Plugin::render(&Hashline, &File::new("big.py", content.as_str()), &[], &[]).unwrap();
-    assert_eq!(full.lines().count(), 1000);
+    assert_eq!(full.lines().count(), 1001, "the file tag, then the lines");
 
     for (name, bpe) in
         [("o200k_base", tiktoken_rs::o200k_base().unwrap()), ("cl100k_base", tiktoken_rs::cl100k_base().unwrap())]

@@ -54,5 +54,6 @@ fn options(args: &ApplyArgs) -> ApplyOptions {
         diff: !args.json && (args.diff || args.dry_run),
         ranges: args.json,
         tokens: args.tokens,
+        base: args.base.clone(),
     }
 }

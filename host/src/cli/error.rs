@@ -223,6 +223,11 @@ impl From<Error> for CommandError {
             Error::TokensLeftOut => CommandError::usage(error.to_string())
                 .hint("install with the vocabulary: `cargo install --path host --features tokens`"),
             Error::ChecksNeedRepository => CommandError::usage(error.to_string()).hint("run it inside the repository"),
+            Error::Base(ref base) => {
+                let hint = base.hint();
+                CommandError::usage(error.to_string()).hint(hint)
+            }
+            Error::Merge(_) => CommandError::usage(error.to_string()),
         };
         CommandError { reflection: command_error.reflection.or(reflection), ..command_error }
     }

@@ -143,6 +143,12 @@ pub struct ApplyArgs {
     /// build with the `tokens` feature (`cargo install --features tokens`).
     #[arg(long)]
     tokens: bool,
+    /// The version the reply was written against (repeatable): a revision
+    /// (`HEAD~1`, a tree, `REV:path`) or a blob id for every file, or
+    /// `PATH=REV` for one file. Its edits are applied there and three-way
+    /// merged into the current file.
+    #[arg(long, value_name = "[PATH=]REV")]
+    base: Vec<String>,
 }
 
 /// Run the command line; returns the process exit code.

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use git2::{FileMode, Oid, Repository};
 
 pub use commit::{ChecksFailed, CommitRequest, Committed, DirtyPolicy};
+pub use convert::{conversion, smudge};
 pub use guard::InProgress;
 use journal::Journal;
 pub use journal::Recovery;
