@@ -69,6 +69,10 @@ struct ApplyInput {
     checks: Vec<String>,
     /// The commit message.
     message: Option<String>,
+    /// The versions the reply was written against: `REV` (a revision or blob id) for every file, or
+    /// `PATH=REV` for one. Edits written against an older version are rebased onto the current file.
+    #[serde(default)]
+    base: Vec<String>,
 }
 
 /// `read`: a file as the model should read it before editing.
@@ -216,6 +220,7 @@ impl Server {
                     partial: input.partial,
                     checks: input.checks,
                     message: input.message,
+                    base: input.base,
                     ..ApplyOptions::default()
                 };
                 pipeline::apply(workspace, input.reply, &options).map(|applied| report_result(&applied.report))
