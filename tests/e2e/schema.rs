@@ -49,4 +49,9 @@ fn every_kind_of_json_output_validates() {
     }
     let out = bin().args(["--json", "--repo", "/nonexistent/dir", "-"]).write_stdin(edit).output().unwrap();
     assert_eq!(report_json(&out.stdout)["status"], "error");
+    // A command line clap refuses is one JSON error object too, under --json.
+    let out = bin().args(["--json", "--no-such-flag", "-"]).write_stdin(edit).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let value = report_json(&out.stdout);
+    assert_eq!(value["error"]["message"], "unexpected argument '--no-such-flag' found", "{value:#}");
 }

@@ -161,7 +161,10 @@ pub fn run() -> ExitCode {
     if completions::answer_request(Cli::command) {
         return ExitCode::SUCCESS;
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     let json = match &cli.command {
         None => cli.apply.json,
         Some(Command::Apply(args)) => args.json,
@@ -195,6 +198,24 @@ pub fn run() -> ExitCode {
         Ok(exit) => exit.code(),
         Err(error) => error.report(json),
     }
+}
+
+/// A command line clap refused: as clap prints it, or, when `--json` was
+/// asked for, as the one JSON error object every `--json` outcome is.
+/// Help and version requests print as usual.
+fn usage_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let asked_json = std::env::args_os().any(|arg| arg == "--json");
+    let informational = matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if !asked_json || informational || error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        error.exit();
+    }
+    let detail = error.render().to_string();
+    let first = detail.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    CommandError { details: Some(detail), ..CommandError::usage(message) }
+        .hint("`git agent-apply --help` lists the options")
+        .report(true)
 }
 
 fn man() -> Result<Exit, CommandError> {
