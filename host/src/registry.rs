@@ -57,7 +57,7 @@ const TIE_MARGIN: f32 = 0.05;
 const MIN_CONFIDENCE: f32 = 0.05;
 
 /// Where a format comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "source", content = "path")]
 pub enum Source {
     Builtin,
@@ -65,7 +65,7 @@ pub enum Source {
 }
 
 /// How a format runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Wasm,

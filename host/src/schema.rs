@@ -1,12 +1,12 @@
-//! The JSON Schema of everything `--json` prints for `apply` and `parse`,
-//! errors included: generated from the report types, checked in as
-//! `schema/report.v1.json` (a test fails when the two disagree).
+//! Pieces of the JSON Schema of what `--json` prints (the whole schema is
+//! put together in `cli::schema`): the error object, and the schema of the
+//! contract's `match-info` record.
 
 use agent_apply_sdk::types::MatchInfo;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
 
-use crate::report::{ApplyReport, ParseReport, SCHEMA};
+use crate::report::SCHEMA;
 
 /// What a failed command prints under `--json`: usage, config, plugin and
 /// repository errors (exit 2 or 4, or 1 for a refused file), as one object.
@@ -37,26 +37,6 @@ impl ErrorReport {
     pub fn new(exit: u8, error: ErrorBody, reflection: String) -> Self {
         ErrorReport { schema: SCHEMA, status: "error", exit, error, reflection }
     }
-}
-
-/// Every object `apply --json` and `parse --json` print.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code, clippy::large_enum_variant)] // Only its schema is used.
-enum Report {
-    Apply(ApplyReport),
-    Parse(ParseReport),
-    Error(ErrorReport),
-}
-
-/// The schema of [`Report`], as checked in.
-pub fn report_schema() -> serde_json::Value {
-    // The schema of what is written (a field skipped when empty is optional).
-    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
-    let mut schema = generator.into_root_schema_for::<Report>();
-    schema.insert("$id".into(), "https://agent-apply.dev/schema/report.v1.json".into());
-    schema.insert("title".into(), "agent-apply report, schema 1".into());
-    serde_json::to_value(schema).expect("a schema is JSON")
 }
 
 fn error_status(_: &mut SchemaGenerator) -> Schema {

@@ -10,7 +10,7 @@ use crate::common::report_json as json;
 fn formats_json_lists_builtin_wasm_formats() {
     let cache = tempfile::tempdir().unwrap();
     let out = bin().env("AGENT_APPLY_CACHE_DIR", cache.path()).args(["formats", "--json"]).assert().success();
-    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&out.get_output().stdout);
     let whole = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "whole").expect("whole listed");
     assert_eq!(whole["kind"], "wasm");
     assert_eq!(whole["source"], "builtin");

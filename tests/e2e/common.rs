@@ -136,9 +136,9 @@ pub fn report_schema_path() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/report.v1.json")
 }
 
-/// What `apply --json` or `parse --json` printed (or any command's JSON
-/// error), parsed and validated against the checked-in schema: every
-/// test that reads such output checks the schema too.
+/// What a `--json` command printed, parsed and validated against the
+/// checked-in schema: every test that reads JSON output checks the schema
+/// too.
 pub fn report_json(output: &[u8]) -> serde_json::Value {
     static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
     let validator = VALIDATOR.get_or_init(|| {

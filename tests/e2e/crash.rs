@@ -92,7 +92,7 @@ fn recovery_never_overwrites_later_user_edits() {
     assert!(!out.status.success());
     repo.write("b.txt", "the user typed this after the crash\n");
     let out = repo.apply().args(["recover", "--json"]).output().unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: serde_json::Value = crate::common::report_json(&out.stdout);
     assert_eq!(report["recovery"]["left"][0], "b.txt");
     assert_eq!(repo.read("b.txt").unwrap(), b"the user typed this after the crash\n");
     assert_eq!(repo.read("a.txt").unwrap(), b"A\n");

@@ -48,8 +48,7 @@ fn auto_detection_chooses_the_expected_format_for_every_corpus_reply() {
             .arg(dir.join(format!("{case}.md")))
             .output()
             .unwrap();
-        let value: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{case}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+        let value = crate::common::report_json(&out.stdout);
         let chosen = value["format"]["name"].as_str().map(str::to_string);
         let confidence = value["format"]["confidence"].as_f64().unwrap_or(0.0);
         if format == "none" && confidence < 0.05 && value["edits"].as_array().is_some_and(|e| e.is_empty()) {
@@ -80,7 +79,7 @@ fn parse_auto_json_reports_the_chosen_format_and_confidence() {
         .write_stdin("a.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n")
         .assert()
         .success();
-    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&out.get_output().stdout);
     assert_eq!(value["format"]["name"], "editblock");
     assert_eq!(value["format"]["by"], "auto");
     assert!(value["format"]["confidence"].as_f64().unwrap() >= 0.5);
@@ -129,7 +128,7 @@ fn model_table_picks_editblock_for_claude_and_config_models_override_it() {
         .write_stdin(reply)
         .assert()
         .success();
-    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&out.get_output().stdout);
     assert_eq!(value["format"]["name"], "whole", "{value}");
     assert_eq!(value["format"]["pattern"], "claude-3-5*");
     // Other Claude models still get the built-in entry, and `formats --json` shows both.
@@ -141,7 +140,7 @@ fn model_table_picks_editblock_for_claude_and_config_models_override_it() {
         .unwrap();
     assert_eq!(crate::common::report_json(&out.stdout)["format"]["name"], "editblock");
     let out = configured.apply().args(["formats", "--json"]).assert().success();
-    let models = serde_json::from_slice::<Value>(&out.get_output().stdout).unwrap()["models"].clone();
+    let models = crate::common::report_json(&out.get_output().stdout)["models"].clone();
     let models = models.as_array().unwrap();
     assert_eq!(models[0]["pattern"], "claude-3-5*");
     assert_eq!(models[0]["source"], "config");

@@ -150,7 +150,7 @@ fn lint_skips_files_over_the_limits_and_says_why_in_the_working_tree_and_staged(
         }
         let out = command.output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report: serde_json::Value = crate::common::report_json(&out.stdout);
         let skipped = report["skipped"].as_array().unwrap();
         let reason = |path: &str| skipped.iter().find(|s| s["path"] == path).map(|s| s["reason"].clone());
         assert_eq!(reason("big.txt").unwrap(), "213 bytes, over max-file-bytes (100)", "staged: {staged}");

@@ -17,8 +17,7 @@ fn lint(repo: &TestRepo, args: &[&str]) -> Lint {
 
 fn lint_json(repo: &TestRepo, args: &[&str]) -> Value {
     let out = repo.apply().args(["lint", "--json"]).args(args).output().unwrap();
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    crate::common::report_json(&out.stdout)
 }
 
 #[test]

@@ -61,7 +61,7 @@ fn a_native_plugin_from_config_applies_a_reply_and_is_listed_as_native() {
     repo.apply().arg("-").write_stdin(reply).assert().success();
     assert_eq!(repo.committed("a.py").unwrap(), "x = 2\n");
     let out = repo.apply().args(["formats", "--json"]).assert().success();
-    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&out.get_output().stdout);
     let ops = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "ops-json").unwrap();
     assert_eq!(ops["kind"], "native");
 }

@@ -54,7 +54,7 @@ fn ops_json_from_config_applies_a_multi_file_reply_chosen_by_detection() {
     ]);
     let before = repo.head();
     let out = repo.apply().args(["--json", "-"]).write_stdin(MULTI_FILE_REPLY).assert().success();
-    let value: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&out.get_output().stdout);
     assert_eq!(value["format"]["name"], "ops-json", "{value:#}");
     assert_eq!(value["format"]["by"], "auto");
     assert_eq!(value["edits"].as_array().unwrap().len(), 4);
@@ -65,7 +65,7 @@ fn ops_json_from_config_applies_a_multi_file_reply_chosen_by_detection() {
     assert_eq!(repo.status(), "");
 
     let formats = repo.apply().args(["formats", "--json"]).assert().success();
-    let value: Value = serde_json::from_slice(&formats.get_output().stdout).unwrap();
+    let value: Value = crate::common::report_json(&formats.get_output().stdout);
     let ops = value["formats"].as_array().unwrap().iter().find(|f| f["name"] == "ops-json").expect("listed");
     assert_eq!(ops["source"], "config");
     assert_eq!(ops["path"], OPS_JSON_WASM);

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::common::bin;
 
 fn json(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(output)))
+    crate::common::report_json(output)
 }
 
 #[test]

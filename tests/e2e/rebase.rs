@@ -15,8 +15,7 @@ pub fn numbered(n: usize) -> String {
 /// Run the binary with `args` and `reply` on stdin; exit code and report.
 pub fn run(repo: &TestRepo, args: &[&str], reply: &str) -> (i32, Value) {
     let out = repo.apply().args(args).args(["--json", "-"]).write_stdin(reply.to_string()).output().unwrap();
-    let report = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    let report = crate::common::report_json(&out.stdout);
     (out.status.code().unwrap(), report)
 }
 

@@ -7,7 +7,7 @@ use crate::repo::TestRepo;
 
 #[test]
 fn the_checked_in_schema_is_the_one_the_types_generate() {
-    let generated = serde_json::to_string_pretty(&agent_apply::schema::report_schema()).unwrap() + "\n";
+    let generated = serde_json::to_string_pretty(&agent_apply::cli::json_schema()).unwrap() + "\n";
     let path = report_schema_path();
     if std::env::var_os("AGENT_APPLY_BLESS").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -72,7 +72,7 @@ fn recover_finishes_a_journal_whose_path_can_no_longer_be_written() {
     std::fs::write(repo.path().join("d"), "the user made this a file\n").unwrap();
     let out = repo.apply().args(["recover", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: serde_json::Value = crate::common::report_json(&out.stdout);
     assert_eq!(report["recovery"]["left"], serde_json::json!(["d/x.txt"]));
     assert_eq!(repo.read("a.txt").unwrap(), b"A\n");
     assert!(!repo.path().join(".git/agent-apply/journal.json").exists());

@@ -1,6 +1,7 @@
 //! `git agent-apply formats`: every format this run knows.
 
 use clap::Args;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
@@ -13,8 +14,16 @@ pub struct FormatsArgs {
     pub json: bool,
 }
 
-#[derive(Serialize)]
-struct FormatRow {
+/// `formats --json`.
+#[derive(Serialize, JsonSchema)]
+pub struct FormatsReport {
+    schema: u32,
+    formats: Vec<FormatRow>,
+    models: Vec<ModelRow>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct FormatRow {
     name: String,
     aliases: Vec<String>,
     version: String,
@@ -24,8 +33,8 @@ struct FormatRow {
     summary: String,
 }
 
-#[derive(Serialize)]
-struct ModelRow {
+#[derive(Serialize, JsonSchema)]
+pub struct ModelRow {
     pattern: String,
     formats: Vec<String>,
     source: &'static str,
@@ -52,8 +61,7 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
             .into_iter()
             .map(|(pattern, formats, source)| ModelRow { pattern, formats, source })
             .collect();
-        let object = serde_json::json!({ "schema": crate::report::SCHEMA, "formats": rows, "models": models });
-        super::output::json(&object);
+        super::output::json(&FormatsReport { schema: crate::report::SCHEMA, formats: rows, models });
     } else {
         for row in rows {
             let source = match &row.source {

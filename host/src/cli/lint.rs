@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use agent_apply_sdk::text::{lines_with_endings, strip_ending};
 use agent_apply_sdk::types::File;
 use clap::Args;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
@@ -29,8 +30,8 @@ pub struct LintArgs {
 }
 
 /// One leftover in one file.
-#[derive(Debug, Serialize)]
-struct Finding {
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Finding {
     path: String,
     line: u32,
     end_line: u32,
@@ -42,8 +43,9 @@ struct Finding {
     hint: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
-struct LintReport {
+/// `lint --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LintReport {
     schema: u32,
     status: &'static str,
     staged: bool,
@@ -52,8 +54,8 @@ struct LintReport {
     findings: Vec<Finding>,
 }
 
-#[derive(Debug, Serialize)]
-struct Skipped {
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Skipped {
     path: String,
     reason: String,
 }

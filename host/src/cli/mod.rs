@@ -15,6 +15,7 @@ mod prompt;
 mod read;
 mod recover;
 mod reply_input;
+mod schema;
 mod setup;
 mod undo;
 
@@ -28,6 +29,7 @@ use crate::limits::InputLimits;
 use crate::workspace::Workspace;
 pub use error::{CommandError, Exit};
 pub use read::parse_ranges;
+pub use schema::json_schema;
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.
 #[derive(Debug, Parser)]

@@ -3,6 +3,7 @@
 
 use agent_apply_sdk::types::{File, OptionValue};
 use clap::Args;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
@@ -25,14 +26,15 @@ pub struct PromptArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct Message {
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Message {
     role: &'static str,
     content: String,
 }
 
-#[derive(Debug, Serialize)]
-struct PromptJson {
+/// `prompt --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromptJson {
     schema: u32,
     format: FormatChoice,
     system: String,

@@ -2,9 +2,11 @@
 //! the working tree, or drop one that had not moved the branch yet.
 
 use clap::Args;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs};
-use crate::transaction::GitRepo;
+use crate::transaction::{GitRepo, Recovery};
 
 #[derive(Debug, Args)]
 pub struct RecoverArgs {
@@ -13,13 +15,29 @@ pub struct RecoverArgs {
     pub json: bool,
 }
 
+/// `recover --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecoverReport {
+    schema: u32,
+    #[schemars(schema_with = "recovered")]
+    status: &'static str,
+    /// What was finished or dropped; none when nothing was interrupted.
+    recovery: Option<Recovery>,
+}
+
+fn recovered(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "const": "recovered" })
+}
+
 pub fn run(global: &GlobalArgs, args: &RecoverArgs) -> Result<Exit, CommandError> {
     let repo = GitRepo::discover(global.repo.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let recovery = repo.recover()?;
     if args.json {
-        let object =
-            serde_json::json!({ "schema": crate::report::SCHEMA, "status": "recovered", "recovery": recovery });
-        super::output::json(&object);
+        super::output::json(&RecoverReport {
+            schema: crate::report::SCHEMA,
+            status: "recovered",
+            recovery: recovery.clone(),
+        });
     } else {
         match recovery {
             None => println!("Nothing to recover."),

@@ -1,9 +1,11 @@
 //! `git agent-apply undo`: revert the last agent commit.
 
 use clap::Args;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs};
-use crate::transaction::{GitRepo, short_id};
+use crate::transaction::{GitRepo, Undone, short_id};
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
@@ -18,6 +20,19 @@ pub struct UndoArgs {
     pub redo: bool,
 }
 
+/// `undo --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UndoReport {
+    schema: u32,
+    #[schemars(schema_with = "undo_status")]
+    status: &'static str,
+    undone: Undone,
+}
+
+fn undo_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "enum": ["undone", "redone", "would-undo", "would-redo"] })
+}
+
 pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
     let repo = GitRepo::discover(global.repo.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let undone = if args.redo { repo.redo(args.dry_run)? } else { repo.undo(args.dry_run)? };
@@ -28,8 +43,7 @@ pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
         (true, true) => "would-redo",
     };
     if args.json {
-        let object = serde_json::json!({ "schema": crate::report::SCHEMA, "status": status, "undone": undone });
-        super::output::json(&object);
+        super::output::json(&UndoReport { schema: crate::report::SCHEMA, status, undone: undone.clone() });
     } else {
         let (verb, restore) = match (args.redo, args.dry_run) {
             (false, false) => ("Undid", "restored"),

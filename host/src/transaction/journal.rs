@@ -78,7 +78,7 @@ pub struct Journal {
 }
 
 /// What recovery did.
-#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recovery {
     /// Paths brought to the new state.
     pub completed: Vec<String>,

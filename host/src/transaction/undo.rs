@@ -22,7 +22,7 @@ const MADE: &str = "made";
 const UNDONE: &str = "undone";
 
 /// What `undo` or `redo` did (or, with `dry_run`, would do).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Undone {
     /// The agent commit undone or redone.
     pub commit: String,
