@@ -237,7 +237,7 @@ impl Server {
             }
             "read" => {
                 let input: ReadInput = arguments(request)?;
-                let ranges = match input.lines.as_deref().map(crate::cli::parse_ranges).transpose() {
+                let ranges = match input.lines.as_deref().map(view::parse_ranges).transpose() {
                     Ok(ranges) => ranges.map(|r| r.0).unwrap_or_default(),
                     Err(message) => return Err(ErrorData::invalid_params(message, None)),
                 };

@@ -12,6 +12,31 @@ use crate::workspace::Workspace;
 /// as the agents' own `view`/`Read` tools show files.
 pub const NUMBERED: &str = "numbered";
 
+/// The value of `--lines` (a newtype, so clap takes it as one value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineRanges(pub Vec<LineRange>);
+
+/// `10-20,45-55` → ranges; `7` is line 7 alone.
+pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
+    text.split(',')
+        .map(|part| {
+            let part = part.trim();
+            let (start, end) = part.split_once('-').unwrap_or((part, part));
+            let number = |s: &str| {
+                s.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("`{part}` is not a line range; write START-END with 1-based line numbers, e.g. 10-20")
+                })
+            };
+            let (start, end) = (number(start)?, number(end)?);
+            if end < start {
+                return Err(format!("`{part}` ends before it starts"));
+            }
+            Ok(LineRange::new(start, end))
+        })
+        .collect::<Result<_, _>>()
+        .map(LineRanges)
+}
+
 /// `path` (repo-relative) in `view` (a format name or alias, or
 /// [`NUMBERED`]), only `ranges` of it when given. A file too large or too
 /// odd to edit is refused: it could not be edited either.
@@ -63,6 +88,15 @@ fn numbered(content: &str, ranges: &[LineRange]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_ranges("10-20,45-55").unwrap().0, vec![LineRange::new(10, 20), LineRange::new(45, 55)]);
+        assert_eq!(parse_ranges("7").unwrap().0, vec![LineRange::new(7, 7)]);
+        assert!(parse_ranges("0-3").is_err());
+        assert!(parse_ranges("9-3").unwrap_err().contains("ends before"));
+        assert!(parse_ranges("a-b").unwrap_err().contains("START-END"));
+    }
 
     #[test]
     fn numbered_lines_in_ranges() {

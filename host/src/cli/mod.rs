@@ -28,7 +28,6 @@ use clap_complete::engine::ArgValueCandidates;
 use crate::limits::InputLimits;
 use crate::workspace::Workspace;
 pub use error::{CommandError, Exit};
-pub use read::parse_ranges;
 pub use schema::json_schema;
 
 /// Turn a language model's code edits into a safe git commit, or change nothing.

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_apply_sdk::types::LineRange;
 use clap::Args;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
@@ -17,36 +16,11 @@ pub struct ReadArgs {
     #[arg(short, long, value_name = "NAME", add = clap_complete::engine::ArgValueCandidates::new(super::completions::format_candidates))]
     format: String,
     /// Line ranges to show, e.g. `10-20,45-55` or `7` (default: the whole file).
-    #[arg(long, value_name = "RANGES", value_parser = parse_ranges)]
-    lines: Option<LineRanges>,
+    #[arg(long, value_name = "RANGES", value_parser = view::parse_ranges)]
+    lines: Option<view::LineRanges>,
     /// Show a file git ignores (as `apply --allow-ignored` edits one).
     #[arg(long)]
     allow_ignored: bool,
-}
-
-/// The value of `--lines` (a newtype, so clap takes it as one value).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LineRanges(pub Vec<LineRange>);
-
-/// `10-20,45-55` → ranges; `7` is line 7 alone.
-pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
-    text.split(',')
-        .map(|part| {
-            let part = part.trim();
-            let (start, end) = part.split_once('-').unwrap_or((part, part));
-            let number = |s: &str| {
-                s.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    format!("`{part}` is not a line range; write START-END with 1-based line numbers, e.g. 10-20")
-                })
-            };
-            let (start, end) = (number(start)?, number(end)?);
-            if end < start {
-                return Err(format!("`{part}` ends before it starts"));
-            }
-            Ok(LineRange::new(start, end))
-        })
-        .collect::<Result<_, _>>()
-        .map(LineRanges)
 }
 
 pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
@@ -81,19 +55,5 @@ fn repo_relative(root: &Path, path: &Path) -> String {
         Ok(relative) => relative.to_string_lossy().into_owned(),
         // Outside the root: left absolute, for the policy to refuse by name.
         Err(_) => path.to_string_lossy().into_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges() {
-        assert_eq!(parse_ranges("10-20,45-55").unwrap().0, vec![LineRange::new(10, 20), LineRange::new(45, 55)]);
-        assert_eq!(parse_ranges("7").unwrap().0, vec![LineRange::new(7, 7)]);
-        assert!(parse_ranges("0-3").is_err());
-        assert!(parse_ranges("9-3").unwrap_err().contains("ends before"));
-        assert!(parse_ranges("a-b").unwrap_err().contains("START-END"));
     }
 }
