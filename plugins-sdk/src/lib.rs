@@ -29,9 +29,9 @@
 //!   ([`matching::did_you_mean`], [`matching::line_similarity`]);
 //! - [`hunk`]: diff-style hunks placed with the ladder, context kept
 //!   byte for byte, added lines re-indented ([`hunk::hunk_splices`]);
-//! - [`fence`], [`elision`], [`markers`], [`paths`], [`source`], [`view`]: fenced blocks,
-//!   `... existing code ...` placeholders, paths named in prose, reply spans,
-//!   numbered views;
+//! - [`fence`], [`elision`], [`fragment`], [`markers`], [`paths`], [`source`],
+//!   [`view`]: fenced blocks, `... existing code ...` placeholders, snippets
+//!   sent as whole files, paths named in prose, reply spans, numbered views;
 //! - [`json`]: the JSON values of a reply (a JSON reply, JSON Lines, fenced
 //!   or bare objects in prose), for JSON and tool-call formats;
 //! - [`repo_path`]: whether a path is a plain repo-relative file path (the
@@ -58,6 +58,7 @@ pub mod bindings {
 pub mod elision;
 pub mod fence;
 mod format;
+pub mod fragment;
 /// Drive a format on arbitrary bytes (fuzzing, property tests).
 pub mod fuzzing;
 pub mod hunk;

@@ -7,6 +7,7 @@
 
 use agent_apply_sdk::elision::{elisions_not_in, find_elisions};
 use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
+use agent_apply_sdk::fragment::{Fragment, fragment_of};
 use agent_apply_sdk::markers::first_marker;
 use agent_apply_sdk::paths::{path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
@@ -215,43 +216,20 @@ impl Format for Whole {
     }
 }
 
-/// Refuse new contents that read as a snippet of the old file: at least
-/// half of their lines found in it, in order (a snippet is often edited),
-/// while most of the file would be dropped. Written as a whole file, such a
-/// snippet deletes the rest of it.
+/// Refuse new contents that read as a snippet of the old file (see
+/// [`fragment_of`]): written as a whole file, a snippet deletes the rest.
 fn check_not_a_fragment(path: &str, old: &str, new: &str) -> Result<(), EditFailure> {
-    let old_lines: Vec<&str> = old.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let new_lines: Vec<&str> = new.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    if new_lines.is_empty() || old_lines.len() < MIN_FRAGMENT_SOURCE || new_lines.len() * 2 > old_lines.len() {
-        return Ok(());
-    }
-    let mut rest = old_lines.iter();
-    let mut found = 0;
-    for line in &new_lines {
-        let mut ahead = rest.clone();
-        if ahead.any(|old| old == line) {
-            found += 1;
-            rest = ahead;
-        }
-    }
-    if found * 2 < new_lines.len() {
-        return Ok(());
-    }
+    let Some(Fragment { lines, of }) = fragment_of(old, new) else { return Ok(()) };
     Err(EditFailure::new(
         FailureKind::Forbidden,
         format!(
-            "the {} lines sent for {path} are a fragment of its {} lines; writing them as the whole file would delete the rest",
-            new_lines.len(),
-            old_lines.len()
+            "the {lines} lines sent for {path} are a fragment of its {of} lines; writing them as the whole file would delete the rest"
         ),
     )
     .with_hint(
         "send the complete file, or the change as SEARCH/REPLACE blocks; if the file really should shrink to these lines, apply with --format whole",
     ))
 }
-
-/// Files shorter than this (non-blank lines) are never called a fragment's source.
-const MIN_FRAGMENT_SOURCE: usize = 4;
 
 /// Whether a block's first code line is indented: a whole file starts at
 /// the margin, a snippet cut from inside a function does not.
