@@ -31,6 +31,9 @@ pub struct JsonProblem {
     pub end: usize,
     /// What is wrong, without serde's position suffix (see `at`).
     pub message: String,
+    /// The reply ends inside the value (no closing fence came after it):
+    /// a reply cut off mid-edit rather than JSON written wrong.
+    pub cut_off: bool,
 }
 
 /// Every JSON value of a reply, and what could not be read.
@@ -51,7 +54,7 @@ pub struct JsonFound<'a> {
 pub fn json_values(reply: &str) -> JsonFound<'_> {
     let mut found = JsonFound::default();
     if opens_json(reply) {
-        read_stream(reply, 0, reply.len(), true, &mut found);
+        read_stream(reply, 0..reply.len(), Meant::Yes { ends_reply: true }, &mut found);
         return found;
     }
     let mut blocks = Vec::new();
@@ -61,8 +64,11 @@ pub fn json_values(reply: &str) -> JsonFound<'_> {
             continue;
         }
         let lang = fence.info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-        let meant = matches!(lang.as_str(), "" | "json" | "jsonl" | "jsonc" | "json5" | "ndjson");
-        read_stream(reply, fence.body_start, fence.body_end, meant, &mut found);
+        let meant = match lang.as_str() {
+            "" | "json" | "jsonl" | "jsonc" | "json5" | "ndjson" => Meant::Yes { ends_reply: !fence.closed },
+            _ => Meant::No,
+        };
+        read_stream(reply, fence.body_start..fence.body_end, meant, &mut found);
     }
     let mut attempts = 0;
     let mut line_start = 0;
@@ -92,9 +98,18 @@ fn opens_json(text: &str) -> bool {
     text.trim_start().starts_with(['{', '['])
 }
 
-/// Read the values of `reply[start..end]` in a row; the first error ends it.
-fn read_stream<'a>(reply: &'a str, start: usize, end: usize, meant: bool, found: &mut JsonFound<'a>) {
-    let body = &reply[start..end];
+/// Whether text was meant as JSON (its problems are reported), and whether
+/// the reply ends in it (running out of text there is a cut).
+#[derive(Clone, Copy)]
+enum Meant {
+    Yes { ends_reply: bool },
+    No,
+}
+
+/// Read the values of `reply[range]` in a row; the first error ends it.
+fn read_stream<'a>(reply: &'a str, range: std::ops::Range<usize>, meant: Meant, found: &mut JsonFound<'a>) {
+    let (start, end) = (range.start, range.end);
+    let body = &reply[range];
     let mut stream = serde_json::Deserializer::from_str(body).into_iter::<IgnoredAny>();
     loop {
         let before = stream.byte_offset();
@@ -107,11 +122,11 @@ fn read_stream<'a>(reply: &'a str, start: usize, end: usize, meant: bool, found:
                 found.values.push(JsonText { text: &body[from..to], start: start + from });
             }
             Some(Err(error)) => {
-                if meant {
+                if let Meant::Yes { ends_reply } = meant {
                     let at = start + offset_of(body, error.line(), error.column());
                     let text = error.to_string();
                     let message = text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m).to_string();
-                    found.problems.push(JsonProblem { at, end, message });
+                    found.problems.push(JsonProblem { at, end, message, cut_off: ends_reply && error.is_eof() });
                 }
                 break;
             }
@@ -174,5 +189,16 @@ mod tests {
         let found = json_values("{\"a\": 1}\n{oops}\n");
         assert_eq!(texts(&found), ["{\"a\": 1}"]);
         assert_eq!(found.problems.len(), 1);
+        assert!(!found.problems[0].cut_off);
+    }
+
+    #[test]
+    fn json_the_reply_ends_in_is_cut_off_and_a_closed_fence_is_not() {
+        for reply in ["{\"a\": 1}\n{\"b\": \"x", "Here:\n```json\n{\"b\": [\n", "[{\"a\": 1},\n"] {
+            let found = json_values(reply);
+            assert!(found.problems.len() == 1 && found.problems[0].cut_off, "{reply:?}: {found:?}");
+        }
+        let found = json_values("Here:\n```json\n{\"b\": [\n```\n");
+        assert!(found.problems.len() == 1 && !found.problems[0].cut_off, "{found:?}");
     }
 }

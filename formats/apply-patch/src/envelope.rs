@@ -71,16 +71,11 @@ pub(crate) fn sources<'a>(reply: &'a str, map: &SourceMap) -> (Vec<Source<'a>>, 
     if trimmed.starts_with(['{', '[']) && mentions_patch(reply) {
         match serde_json::from_str::<Value>(reply) {
             Ok(value) => push_strings(&value, whole, &mut sources),
-            Err(error) if error.is_eof() => diagnostics.push(
-                Diagnostic::error(
-                    format!(
-                        "the tool call's JSON stops at reply line {} before it is complete: the reply was cut off",
-                        error.line()
-                    ),
-                    Some(whole),
-                )
-                .with_hint("nothing was applied; send the whole tool call again"),
-            ),
+            // Marked as a cut, so the host refuses the reply whole (even under --partial).
+            Err(error) if error.is_eof() => diagnostics.push(Diagnostic::cut_off(
+                format!("inside the tool call's JSON, which stops at reply line {}", error.line()),
+                Some(whole),
+            )),
             Err(_) => {}
         }
     }

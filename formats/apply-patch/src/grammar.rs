@@ -143,19 +143,18 @@ impl Parser<'_, '_> {
         ))
     }
 
+    /// A patch the reply's end cut (no `*** End Patch`, nothing after it):
+    /// marked as a cut, so the host refuses the reply whole, even under
+    /// `--partial`, and asks for the edits from this one on.
     fn cut_off(&mut self) {
         let at = self.place.at(self.located.begin);
         let last = self.lines.last().map_or(self.located.begin, |(o, _)| *o);
-        self.parsed.diagnostics.push(
-            Diagnostic::error(
-                format!(
-                    "the patch that begins at {at} stops at {} without `*** End Patch`: the reply looks cut off, so nothing was applied",
-                    self.place.at(last)
-                ),
-                Some(self.place.span(self.located.begin..self.text_len)),
-            )
-            .with_hint("send the whole patch again, ending with a `*** End Patch` line"),
+        let inside = format!(
+            "inside the patch that begins at {at}: it stops at {} without `*** End Patch`",
+            self.place.at(last)
         );
+        let span = self.place.span(self.located.begin..self.text_len);
+        self.parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
     }
 
     fn path(&self, at: usize, raw: &str) -> Result<String, Box<Diagnostic>> {

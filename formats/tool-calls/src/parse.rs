@@ -43,8 +43,15 @@ pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
     let found = json_values(reply);
     for problem in &found.problems {
         let span = reader.map.span(problem.at, problem.end);
-        let message = format!("reply line {}: the JSON does not parse: {}", span.first_line, problem.message);
-        reader.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(HINT));
+        // A reply that ends inside a call was cut off: refused whole, and
+        // the model is asked for the calls from this one on.
+        let diagnostic = if problem.cut_off {
+            Diagnostic::cut_off(format!("inside the tool call's JSON at reply line {}", span.first_line), Some(span))
+        } else {
+            let message = format!("reply line {}: the JSON does not parse: {}", span.first_line, problem.message);
+            Diagnostic::error(message, Some(span)).with_hint(HINT)
+        };
+        reader.out.diagnostics.push(diagnostic);
     }
     for value in &found.values {
         if let Ok(raw) = serde_json::from_str::<&RawValue>(value.text) {

@@ -3,6 +3,8 @@
 //! git extended headers, `/dev/null` creates and deletes, and
 //! `\ No newline at end of file` markers.
 
+use std::cmp::Ordering;
+
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::{looks_like_path, normalize, path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
@@ -151,6 +153,10 @@ struct Section {
     hunks: Vec<Hunk>,
     /// The `---`/`+++` pair was read.
     has_headers: bool,
+    /// The last line read was a header that promises more (`diff --git`,
+    /// `---`/`+++`, an `index` line of a file not created or deleted):
+    /// a diff that ends there was cut off before its hunks.
+    open_header: bool,
 }
 
 /// A diff region of the reply: where it starts and how lenient to be.
@@ -160,6 +166,10 @@ struct Region<'a> {
     fenced: bool,
     /// A fenced region whose closing fence never came: the reply ends in it.
     unclosed: bool,
+    /// For a bare diff, the reply's last non-blank line: a file section
+    /// that reaches it and stops short of what its headers promise was cut
+    /// off there. (In a closed fence, a short hunk is a model's miscount.)
+    reply_end: Option<u32>,
     fallback_path: Option<String>,
 }
 
@@ -178,6 +188,36 @@ fn clean(path: String) -> String {
 }
 
 impl Section {
+    /// Why a section that the reply's end cut off reads as incomplete: no
+    /// hunk after headers that promise one, or a last hunk with no lines or
+    /// fewer than its header counts (trailing blank lines not counted).
+    fn stops_short(&self) -> Option<&'static str> {
+        let Some(hunk) = self.hunks.last() else {
+            return self.open_header.then_some("it ends after its headers, before any hunk");
+        };
+        let written = hunk.lines.iter().rposition(|l| !(l.starts_with('~') && l[1..].trim().is_empty()));
+        let lines = &hunk.lines[..written.map_or(0, |last| last + 1)];
+        if lines.is_empty() {
+            return Some("its last hunk has no lines");
+        }
+        let counted = |lines: &[String]| {
+            let old = lines.iter().filter(|l| !l.starts_with('+')).count() as u32;
+            let new = lines.iter().filter(|l| !l.starts_with('-')).count() as u32;
+            (hunk.old_count.map(|count| old.cmp(&count)), hunk.new_count.map(|count| new.cmp(&count)))
+        };
+        let short = |(old, new): (Option<Ordering>, Option<Ordering>)| {
+            old == Some(Ordering::Less) || new == Some(Ordering::Less)
+        };
+        if short(counted(lines)) {
+            return Some("its last hunk has fewer lines than its header says");
+        }
+        // A complete hunk, then the next file's `--- a/PATH` alone: read as
+        // one more removed line, it is the start of a header the cut ended.
+        let (last, before) = lines.split_last().expect("not empty");
+        let complete = (Some(Ordering::Equal), Some(Ordering::Equal));
+        (last.starts_with("--- ") && counted(before) == complete).then_some("it ends in the next file's header")
+    }
+
     fn finish(self, region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
         let span = map.span(self.start, self.end.max(self.start));
         let (mut old, mut new) = match (self.old.clone(), self.new.clone()) {
@@ -318,6 +358,7 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
             start_section(&mut section, parsed, at);
             let s = section.as_mut().expect("started");
             s.git = git_line_paths(rest);
+            s.open_header = true;
             s.end = end_of_line;
             s.end_line = line_no;
             in_hunk = false;
@@ -333,6 +374,7 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
             s.old = Some(header_path(&line[4..]));
             s.new = Some(header_path(&next.expect("checked")[4..]));
             s.has_headers = true;
+            s.open_header = true;
             s.end = lines.get(i + 2).map_or(region.offset + region.text.len(), |l| l.0);
             s.end_line = line_no + 1;
             in_hunk = false;
@@ -357,6 +399,7 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
                 );
             }
             s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, line, numbers));
+            s.open_header = false;
             s.end = end_of_line;
             s.end_line = line_no;
             in_hunk = true;
@@ -384,6 +427,8 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
                     )
                     .with_hint("change only text files with this format"),
                 );
+            } else if line.starts_with("--- ") && !s.has_headers {
+                // A `---` header whose `+++` never came: the reply's end cut it.
             } else if !(line.starts_with("similarity index")
                 || line.starts_with("dissimilarity index")
                 || line.starts_with("index ")
@@ -395,6 +440,9 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
                 header = false;
             }
             if header {
+                // An empty file created or deleted ends at its `index` line.
+                s.open_header =
+                    (line.starts_with("index ") && !(s.new_file || s.deleted_file)) || line.starts_with("--- ");
                 s.end = end_of_line;
                 s.end_line = line_no;
                 i += 1;
@@ -414,6 +462,7 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
             }
             let s = section.as_mut().expect("started");
             s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, "", None));
+            s.open_header = false;
             in_hunk = true;
         }
         if in_hunk {
@@ -458,19 +507,23 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
         i += 1;
     }
     if let Some(done) = section.take() {
-        done.finish(region, map, parsed);
+        finish_last(done, region, map, parsed);
     }
 }
 
-/// Whether `patch` runs to the end of `reply` and its last hunk holds
-/// fewer lines than its header counts: a bare diff the reply's end cut off.
-/// (In a closed fence, a short count is a model's miscount, not a cut.)
-fn ends_short(patch: &FilePatch, reply: &str) -> bool {
-    let last_line = reply.trim_end().lines().count() as u32;
-    let Some(hunk) = patch.hunks.last().filter(|_| patch.end_line >= last_line) else { return false };
-    let old = hunk.lines.iter().filter(|l| !l.starts_with('+')).count() as u32;
-    let new = hunk.lines.iter().filter(|l| !l.starts_with('-')).count() as u32;
-    hunk.old_count.is_some_and(|count| old < count) || hunk.new_count.is_some_and(|count| new < count)
+/// Finish the last file section of a region; in a bare diff that runs to
+/// the reply's end, one that stops short is reported as cut off, ahead of
+/// what else is wrong with it.
+fn finish_last(section: Section, region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
+    let cut = region.reply_end.filter(|&end| section.end_line >= end).and_then(|_| section.stops_short());
+    let (span, first_line) = (map.span(section.start, section.end.max(section.start)), section.start_line);
+    let (diagnostics, edits) = (parsed.diagnostics.len(), parsed.edits.len());
+    section.finish(region, map, parsed);
+    if let Some(why) = cut {
+        let name = parsed.edits.get(edits).map_or_else(|| "the last file".to_string(), |e| e.path.clone());
+        let inside = format!("inside the diff of {name} (reply line {first_line}): {why}");
+        parsed.diagnostics.insert(diagnostics, Diagnostic::cut_off(inside, Some(span)));
+    }
 }
 
 /// Whether text reads as a diff at all.
@@ -511,6 +564,7 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
                 offset: block.body_start,
                 fenced: is_diff_info(block.info),
                 unclosed: !block.closed,
+                reply_end: None,
                 fallback_path,
             });
         }
@@ -526,15 +580,9 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
             last = block.end;
         }
         text.push_str(&reply[last..]);
-        let region = Region { text: &text, offset: 0, fenced: false, unclosed: false, fallback_path: None };
+        let reply_end = Some(reply.trim_end().lines().count() as u32);
+        let region = Region { text: &text, offset: 0, fenced: false, unclosed: false, reply_end, fallback_path: None };
         parse_region(&region, &map, &mut parsed);
-        if let Some(last) = parsed.edits.last().filter(|e| ends_short(&e.op, reply)) {
-            let inside = format!(
-                "inside the last hunk of {} (reply line {}): it has fewer lines than its header says",
-                last.path, last.op.reply_line
-            );
-            parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(last.span)));
-        }
     } else {
         for region in &regions {
             let before = parsed.edits.len();

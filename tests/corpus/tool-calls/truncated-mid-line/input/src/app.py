@@ -1,0 +1,6 @@
+def greet():
+    print("Hello!")
+
+
+def main():
+    greet()
