@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::guard::WorkingStates;
 use super::journal::{self, Entry, Journal};
 use super::lock::RepoLock;
+use super::objects::Store;
 use super::{
     CheckResult, GitRepo, Head, TRAILER, TxError, USER_TRAILER, convert, fault, gitlock, sandbox, undo, worktree,
 };
@@ -66,18 +67,26 @@ impl GitRepo {
             .unwrap_or_else(|_| Signature::now("git agent-apply", "agent-apply@localhost").expect("valid signature"))
     }
 
-    /// A tree: `base` with `changes` (path → new blob and executable bit, or
-    /// deletion) applied. Only the trees along the changed paths are rewritten.
+    /// The repository's own object database, where a commit's objects go.
+    pub(super) fn own_objects(&self) -> Store<'_> {
+        Store { repo: &self.repo, private: None }
+    }
+
+    /// A tree, written to `store`: `base` with `changes` (path → new blob
+    /// and executable bit, or deletion) applied. Only the trees along the
+    /// changed paths are rewritten.
     pub(super) fn tree_with(
         &self,
+        store: Store<'_>,
         base: Option<Oid>,
         changes: &BTreeMap<String, Option<(Oid, bool)>>,
     ) -> Result<Oid, TxError> {
+        let repo = store.repo;
         let base_tree = match base {
-            Some(commit) => self.repo.find_commit(commit).and_then(|c| c.tree()).map_err(TxError::git)?,
+            Some(commit) => repo.find_commit(commit).and_then(|c| c.tree()).map_err(TxError::git)?,
             None => {
-                let empty = self.repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
-                self.repo.find_tree(empty).map_err(TxError::git)?
+                let empty = repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
+                repo.find_tree(empty).map_err(TxError::git)?
             }
         };
         let mut update = git2::build::TreeUpdateBuilder::new();
@@ -92,7 +101,7 @@ impl GitRepo {
                 }
             }
         }
-        update.create_updated(&self.repo, &base_tree).map_err(TxError::git)
+        update.create_updated(repo, &base_tree).map_err(TxError::git)
     }
 
     /// The changes as path → new content (`None`: deleted), each path
@@ -154,8 +163,8 @@ impl GitRepo {
             _ => None,
         };
         let parent = user_commit.or(head.commit);
-        let blobs = self.blobs_of(head.commit, &flat)?;
-        let tree = self.tree_with(parent, &blobs)?;
+        let blobs = self.blobs_of(self.own_objects(), head.commit, &flat)?;
+        let tree = self.tree_with(self.own_objects(), parent, &blobs)?;
         fault::point(fault::Stage::AfterObjects);
         let checks = self.run_checks(parent, tree, request)?;
         if checks.iter().any(|c| !c.passed) {
@@ -234,10 +243,11 @@ impl GitRepo {
     ) -> Result<Oid, TxError> {
         let mut theirs = BTreeMap::new();
         for path in dirty {
-            let blob = snapshot_of(path).map(|f| self.blob_for(path, f.content.as_bytes())).transpose()?;
+            let blob =
+                snapshot_of(path).map(|f| self.blob_for(self.own_objects(), path, f.content.as_bytes())).transpose()?;
             theirs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head.commit, path))));
         }
-        let tree = self.tree_with(head.commit, &theirs)?;
+        let tree = self.tree_with(self.own_objects(), head.commit, &theirs)?;
         let message = format!(
             "Save uncommitted changes to {} before agent edits\n\nThese are the user's own changes, committed by git agent-apply so the\nagent's edit that follows can be reviewed and undone on its own.\n\n{USER_TRAILER}: yes\n",
             dirty.join(", ")
@@ -245,27 +255,30 @@ impl GitRepo {
         self.write_commit(head.commit, tree, &message)
     }
 
-    /// The blobs of `flat` (path → new content, `None` deleted), with the
-    /// executable bit git would record for each (see `executable_now`).
+    /// The blobs of `flat` (path → new content, `None` deleted), written to
+    /// `store`, with the executable bit git would record for each (see
+    /// `executable_now`).
     pub(super) fn blobs_of(
         &self,
+        store: Store<'_>,
         head: Option<Oid>,
         flat: &BTreeMap<String, Option<&str>>,
     ) -> Result<BTreeMap<String, Option<(Oid, bool)>>, TxError> {
         let mut blobs = BTreeMap::new();
         for (path, content) in flat {
-            let blob = content.map(|c| self.blob_for(path, c.as_bytes())).transpose()?;
+            let blob = content.map(|c| self.blob_for(store, path, c.as_bytes())).transpose()?;
             blobs.insert(path.clone(), blob.map(|b| (b, self.executable_now(head, path))));
         }
         Ok(blobs)
     }
 
     /// The blob `git add` would store for `bytes` (working-tree form) at
-    /// `path`: through git's conversions where it has some.
-    fn blob_for(&self, path: &str, bytes: &[u8]) -> Result<Oid, TxError> {
+    /// `path`, written to `store`: through git's conversions where it has
+    /// some (the repository's attributes and config decide them).
+    fn blob_for(&self, store: Store<'_>, path: &str, bytes: &[u8]) -> Result<Oid, TxError> {
         match convert::conversion(&self.repo, path) {
-            None => self.repo.blob(bytes).map_err(TxError::git),
-            Some(_) => convert::clean(&self.root, path, bytes, true),
+            None => store.repo.blob(bytes).map_err(TxError::git),
+            Some(_) => convert::clean(&self.root, path, bytes, convert::Write::To(store.private)),
         }
     }
 
@@ -291,9 +304,10 @@ impl GitRepo {
         }
         let base = match parent {
             Some(parent) => parent,
-            None => self.empty_commit()?,
+            None => self.empty_commit(self.own_objects())?,
         };
-        sandbox::run(&self.repo, &self.root, &self.shared_dir, base, tree, hook.as_deref(), request.checks)
+        let target = sandbox::Target { base, tree, objects: None };
+        sandbox::run(&self.repo, &self.root, &self.shared_dir, target, hook.as_deref(), request.checks)
     }
 
     /// Finish the working tree and index once the branch has moved: whatever
@@ -325,14 +339,16 @@ impl GitRepo {
         warnings
     }
 
-    /// A commit of the empty tree, for checks on an unborn branch to start
-    /// from. Fixed author and time: every run names the same object.
-    pub(super) fn empty_commit(&self) -> Result<Oid, TxError> {
-        let tree = self.repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
-        let tree = self.repo.find_tree(tree).map_err(TxError::git)?;
+    /// A commit of the empty tree, written to `store`, for checks on an
+    /// unborn branch to start from. Fixed author and time: every run names
+    /// the same object.
+    pub(super) fn empty_commit(&self, store: Store<'_>) -> Result<Oid, TxError> {
+        let repo = store.repo;
+        let tree = repo.treebuilder(None).and_then(|b| b.write()).map_err(TxError::git)?;
+        let tree = repo.find_tree(tree).map_err(TxError::git)?;
         let signature =
             Signature::new("git agent-apply", "agent-apply@localhost", &git2::Time::new(0, 0)).map_err(TxError::git)?;
-        self.repo.commit(None, &signature, &signature, "empty base for checks", &tree, &[]).map_err(TxError::git)
+        repo.commit(None, &signature, &signature, "empty base for checks", &tree, &[]).map_err(TxError::git)
     }
 
     /// Move `head.reference` from `head.commit` to `new`, only if it still

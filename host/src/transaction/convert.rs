@@ -40,16 +40,29 @@ pub fn conversion(repo: &Repository, path: &str) -> Option<String> {
     }
 }
 
+/// Whether [`clean`] stores the blob, and where.
+#[derive(Clone, Copy)]
+pub enum Write<'a> {
+    /// Only its id is wanted.
+    No,
+    /// Into this object directory, or the repository's own (`None`).
+    To(Option<&'a Path>),
+}
+
 /// The blob id `git add` would give `bytes` (working-tree form) at `path`,
-/// written to the object database when `write`.
-pub fn clean(root: &Path, path: &str, bytes: &[u8], write: bool) -> Result<Oid, TxError> {
+/// written where `write` says.
+pub fn clean(root: &Path, path: &str, bytes: &[u8], write: Write<'_>) -> Result<Oid, TxError> {
     let mut args = vec!["hash-object", "--stdin"];
-    if write {
+    if let Write::To(_) = write {
         args.push("-w");
     }
     let path_arg = format!("--path={path}");
     args.push(&path_arg);
-    let out = git(root, &args, Some(bytes), path)?;
+    let objects = match write {
+        Write::To(Some(objects)) => Some(objects),
+        _ => None,
+    };
+    let out = git(root, &args, Some(bytes), path, objects)?;
     let hex = String::from_utf8_lossy(&out);
     Oid::from_str(hex.trim()).map_err(|e| failed(path, &format!("git printed no object id ({e})")))
 }
@@ -57,11 +70,23 @@ pub fn clean(root: &Path, path: &str, bytes: &[u8], write: bool) -> Result<Oid, 
 /// What `git checkout` writes for `blob` at `path` (working-tree form).
 pub fn smudge(root: &Path, path: &str, blob: Oid) -> Result<Vec<u8>, TxError> {
     let path_arg = format!("--path={path}");
-    git(root, &["cat-file", "--filters", &path_arg, &blob.to_string()], None, path)
+    git(root, &["cat-file", "--filters", &path_arg, &blob.to_string()], None, path, None)
 }
 
-fn git(root: &Path, args: &[&str], input: Option<&[u8]>, path: &str) -> Result<Vec<u8>, TxError> {
-    let mut child = super::process_tree::dies_with_run(&mut Command::new("git"))
+/// Run git in `root` (with its objects read from and written to `objects`
+/// when given: a private object directory).
+fn git(
+    root: &Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+    path: &str,
+    objects: Option<&Path>,
+) -> Result<Vec<u8>, TxError> {
+    let mut command = Command::new("git");
+    if let Some(objects) = objects {
+        command.env("GIT_OBJECT_DIRECTORY", objects);
+    }
+    let mut child = super::process_tree::dies_with_run(&mut command)
         .current_dir(root)
         .args(args)
         .env_remove("GIT_INDEX_FILE")

@@ -157,7 +157,7 @@ impl GitRepo {
         match convert::conversion(&self.repo, path) {
             None => worktree::current_blob(&self.root, path),
             Some(_) => worktree::current(&self.root, path)?
-                .map(|bytes| convert::clean(&self.root, path, &bytes, false))
+                .map(|bytes| convert::clean(&self.root, path, &bytes, convert::Write::No))
                 .transpose(),
         }
     }

@@ -12,6 +12,7 @@ mod gitlock;
 mod guard;
 mod journal;
 mod lock;
+mod objects;
 mod paths;
 pub mod process_tree;
 pub mod protect;

@@ -113,8 +113,14 @@ fn remove_dir(path: &Path) -> Result<(), TxError> {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
-    let output = dies_with_run(&mut Command::new("git"))
+/// Run git in `dir`, its objects in `objects` when given (a private
+/// object directory that reads the repository's through an alternate).
+fn git(dir: &Path, objects: Option<&Path>, args: &[&str]) -> Result<(), TxError> {
+    let mut command = Command::new("git");
+    if let Some(objects) = objects {
+        command.env("GIT_OBJECT_DIRECTORY", objects);
+    }
+    let output = dies_with_run(&mut command)
         .arg("-C")
         .arg(dir)
         // The sandbox is ours: the user's checkout hooks do not run in it.
@@ -136,14 +142,22 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
     }
 }
 
-/// Put `new_tree` staged on top of `base` in the sandbox, then run the hook
-/// and the checks there. Stops at the first failure.
+/// What the sandbox checks: `tree` staged on top of the commit `base`,
+/// their objects in `objects` when that is not the repository's own
+/// database (a trial without a commit).
+pub struct Target<'a> {
+    pub base: Oid,
+    pub tree: Oid,
+    pub objects: Option<&'a Path>,
+}
+
+/// Put the target's tree staged on top of its base in the sandbox, then run
+/// the hook and the checks there. Stops at the first failure.
 pub fn run(
     repo: &Repository,
     root: &Path,
     state_dir: &Path,
-    base: Oid,
-    new_tree: Oid,
+    target: Target<'_>,
     hook: Option<&Path>,
     checks: &[String],
 ) -> Result<Vec<CheckResult>, TxError> {
@@ -152,14 +166,40 @@ pub fn run(
         remove_sandbox(repo, state_dir)?;
     }
     let sandbox = state_dir.join("sandbox");
-    if !sandbox.join(".git").exists() {
-        let _ = git(root, &["worktree", "prune"]);
-        let path = sandbox.to_string_lossy().into_owned();
-        git(root, &["worktree", "add", "--detach", "--force", "--no-checkout", &path, &base.to_string()])?;
-    }
-    git(&sandbox, &["checkout", "--detach", "--force", "--quiet", &base.to_string()])?;
-    git(&sandbox, &["read-tree", "-u", "-m", &base.to_string(), &new_tree.to_string()])?;
+    let results = check_out(root, &sandbox, &target).and_then(|()| run_steps(&sandbox, &target, hook, checks));
+    let Some(objects) = target.objects else { return results };
+    // The private objects go when the trial ends: nothing the sandbox keeps
+    // (its index, its HEAD) may point at them then, or git (fsck, gc) would
+    // find the repository broken. A base only they hold (the empty commit
+    // of an unborn branch) takes the sandbox with it.
+    let restored = if repo.odb().is_ok_and(|odb| odb.exists(target.base)) {
+        git(&sandbox, Some(objects), &["checkout", "--detach", "--force", "--quiet", &target.base.to_string()])
+    } else {
+        remove_sandbox(repo, state_dir)
+    };
+    results.and_then(|results| restored.map(|()| results))
+}
 
+/// Make the sandbox if need be and put the target in it.
+fn check_out(root: &Path, sandbox: &Path, target: &Target<'_>) -> Result<(), TxError> {
+    let (base, tree) = (target.base.to_string(), target.tree.to_string());
+    if !sandbox.join(".git").exists() {
+        let _ = git(root, None, &["worktree", "prune"]);
+        let path = sandbox.to_string_lossy().into_owned();
+        git(root, target.objects, &["worktree", "add", "--detach", "--force", "--no-checkout", &path, &base])?;
+    }
+    git(sandbox, target.objects, &["checkout", "--detach", "--force", "--quiet", &base])?;
+    git(sandbox, target.objects, &["read-tree", "-u", "-m", &base, &tree])
+}
+
+/// Run the hook and the checks in the sandbox, each seeing the target's
+/// objects; stops at the first failure.
+fn run_steps(
+    sandbox: &Path,
+    target: &Target<'_>,
+    hook: Option<&Path>,
+    checks: &[String],
+) -> Result<Vec<CheckResult>, TxError> {
     let mut results = Vec::new();
     let mut steps: Vec<(String, Command)> = Vec::new();
     if let Some(hook) = hook {
@@ -171,8 +211,11 @@ pub fn run(
     for (name, mut command) in steps {
         let started = Instant::now();
         let status = crate::progress::Status::start(format!("running {name}"));
+        if let Some(objects) = target.objects {
+            command.env("GIT_OBJECT_DIRECTORY", objects);
+        }
         let output = command
-            .current_dir(&sandbox)
+            .current_dir(sandbox)
             .env_remove("GIT_DIR")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_WORK_TREE")
