@@ -55,6 +55,7 @@ pub mod registry;
 pub mod report;
 pub mod runtime;
 pub mod schema;
+pub mod snippet;
 pub mod suffix;
 pub mod tokens;
 pub mod transaction;

@@ -15,6 +15,7 @@ use crate::Error;
 use crate::config::Config;
 use crate::registry::{Chosen, ChosenBy, Registry};
 use crate::runtime::PluginInstance;
+use crate::snippet;
 
 /// A format must be at least this sure of the rest of a reply to read it as
 /// a second part: `whole` (0.4 at most) never is, since any leftover code
@@ -39,6 +40,9 @@ pub struct Reading {
     pub parts: Vec<Part>,
     /// Every part's edits, diagnostics and commands, concatenated.
     pub parsed: ParseOutput,
+    /// How the first part's format was chosen (after the files had their
+    /// say: see [`snippet`]).
+    pub by: ChosenBy,
 }
 
 impl Reading {
@@ -49,34 +53,44 @@ impl Reading {
 }
 
 /// Parse `reply` with the chosen format, then give what it left unread to
-/// the other formats while it holds edit markers.
+/// the other formats while it holds edit markers. `existing` reads a file
+/// of the repository, for an automatic choice the files may overrule
+/// (see [`snippet`]).
 pub fn read(
     registry: &Registry,
     config: &Config,
     file: Option<&str>,
-    chosen: Chosen,
+    mut chosen: Chosen,
     reply: &str,
+    existing: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Reading, Error> {
-    let name = chosen.entry.name.clone();
-    let mut options = config.plugin_options(&name, file);
-    // Whether the user named the format: a format may then trust the reply
-    // more (`whole` writes a file that shrinks to a fragment).
-    options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
+    let mut options = options_for(config, file, &chosen);
+    let mut snippets = snippet::snippets(&mut chosen, &options, reply, existing)?;
+    if !snippets.is_empty() {
+        chosen = registry.reader_without(reply, &chosen.entry.name)?;
+        options = options_for(config, file, &chosen);
+    }
+    let (name, by) = (chosen.entry.name.clone(), chosen.by);
     let mut instance = chosen.instance;
     let mut parsed = instance.parse(reply, &options)?;
+    if !parsed.edits.is_empty() {
+        // What another format read stands; the snippets are only reported.
+        snippets.iter_mut().for_each(|d| d.severity = Severity::Warning);
+    }
+    parsed.diagnostics.splice(0..0, snippets);
     let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len() }];
     if parsed.edits.is_empty() {
-        if matches!(chosen.by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
+        if matches!(by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
             wrong_format(registry, config, file, &parts, reply)?;
         }
         if !parsed.diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            let named = (!matches!(chosen.by, ChosenBy::Auto { .. })).then_some(parts[0].name.as_str());
+            let named = (!matches!(by, ChosenBy::Auto { .. })).then_some(parts[0].name.as_str());
             parsed.diagnostics.push(no_edit(named));
         }
-        return Ok(Reading { parts, parsed });
+        return Ok(Reading { parts, parsed, by });
     }
     if !reply.lines().any(|line| edit_marker(line).is_some()) {
-        return Ok(Reading { parts, parsed });
+        return Ok(Reading { parts, parsed, by });
     }
     let mut rest = masked(reply, &parsed);
     while rest.lines().any(|line| edit_marker(line).is_some()) {
@@ -95,7 +109,16 @@ pub fn read(
     if let Some(diagnostic) = unread(&rest, &parts[0].name) {
         parsed.diagnostics.push(diagnostic);
     }
-    Ok(Reading { parts, parsed })
+    Ok(Reading { parts, parsed, by })
+}
+
+/// The options a format reads a reply with: the config's, and whether the
+/// user named the format (a format may then trust the reply more: `whole`
+/// writes a file that shrinks to a fragment).
+fn options_for(config: &Config, file: Option<&str>, chosen: &Chosen) -> Vec<OptionValue> {
+    let mut options = config.plugin_options(&chosen.entry.name, file);
+    options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
+    options
 }
 
 fn chosen_by(by: &ChosenBy) -> &'static str {

@@ -23,6 +23,7 @@ use crate::Error;
 use crate::parts::{self, Part};
 use crate::rebase;
 use crate::report::{ApplyReport, FormatChoice, ReportStatus};
+use crate::snippet;
 use crate::suffix::{self, Alias};
 use crate::transaction::{
     CommitRequest, DirtyPolicy, GitRepo, Head, SnapshotError, binary_changes, check_path, planned_paths, read_text,
@@ -135,11 +136,11 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let config = &workspace.config;
     let chosen =
         workspace.registry.choose_reader(options.format.as_deref(), config, options.model.as_deref(), &reply)?;
-    let by = chosen.by.clone();
     let parse_started = Instant::now();
-    let reading = parts::read(&workspace.registry, config, options.file.as_deref(), chosen, &reply)?;
+    let existing = snippet::on_disk(&workspace.root, &limits);
+    let reading = parts::read(&workspace.registry, config, options.file.as_deref(), chosen, &reply, &existing)?;
     let also = reading.also();
-    let parts::Reading { parts: mut format_parts, mut parsed } = reading;
+    let parts::Reading { parts: mut format_parts, mut parsed, by } = reading;
     let parse_ms = millis(parse_started);
     // The edits hold what is needed of the reply from here on; a large
     // reply is not kept beside them.
@@ -155,8 +156,9 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let partial = options.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
     let bases = rebase::Bases::new(repo.as_ref().map(GitRepo::repository), &options.base)?;
-    let (changes, outcomes, rebased) =
+    let (changes, outcomes, rebased, notes) =
         apply_edits(&mut format_parts, &plan, &parsed.edits, malformed && !partial, &bases)?;
+    parsed.diagnostics.extend(notes);
     let apply_ms = millis(apply_started);
 
     let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
@@ -250,23 +252,29 @@ fn plan(
 
 /// Apply the edits whose paths passed the policy, each part with its own
 /// format (none when the reply was malformed and not partial). Returns the
-/// changes, and every edit's outcome in reply order: refused paths, the
-/// formats' verdicts, and edits never tried.
+/// changes, every edit's outcome in reply order (refused paths, the
+/// formats' verdicts, and edits never tried), and notes on the paths the
+/// edits were taken to mean.
 fn apply_edits(
     format_parts: &mut [Part],
     plan: &Plan,
     edits: &[Edit],
     malformed: bool,
     bases: &rebase::Bases<'_>,
-) -> Result<(Vec<Change>, Vec<Outcome>, rebase::Rebased), Error> {
+) -> Result<(Vec<Change>, Vec<Outcome>, rebase::Rebased, Vec<Diagnostic>), Error> {
     let allowed: Vec<usize> = (0..edits.len()).filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
-    let (mut changes, mut verdicts, rebased) = if malformed || allowed.is_empty() {
-        (Vec::new(), vec![None; edits.len()], rebase::Rebased::default())
+    let (mut changes, mut verdicts, rebased, notes) = if malformed || allowed.is_empty() {
+        (Vec::new(), vec![None; edits.len()], rebase::Rebased::default(), Vec::new())
     } else {
-        let files = suffix::plugin_files(&plan.snapshots, &plan.aliases);
-        // Edits written against another version of a file are rebased (#25).
-        let (changes, verdicts, rebased) = rebase::apply(format_parts, &files, edits, &allowed, bases)?;
-        (suffix::real_changes(changes, &plan.aliases), verdicts, rebased)
+        // Edits written against another version of a file are rebased (#25);
+        // a missing path that may mean a tracked file is settled by how the
+        // edits apply either way.
+        let run = |aliases: &[Alias]| {
+            rebase::apply(format_parts, &suffix::plugin_files(&plan.snapshots, aliases), edits, &allowed, bases)
+        };
+        let (aliases, (changes, verdicts, rebased), notes) =
+            suffix::settle(&plan.aliases, &plan.snapshots, edits, run)?;
+        (suffix::real_changes(changes, &aliases), verdicts, rebased, notes)
     };
     // New content that is not text fails its edits, whatever the format said.
     let binary: HashMap<String, SnapshotError> =
@@ -291,7 +299,7 @@ fn apply_edits(
             (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
         })
         .collect();
-    Ok((changes, outcomes, rebased))
+    Ok((changes, outcomes, rebased, notes))
 }
 
 /// Write what the report says was applied: checks first in a sandbox when

@@ -374,7 +374,19 @@ impl Registry {
         model: Option<&str>,
         reply: &str,
     ) -> Result<Chosen, RegistryError> {
-        match self.choose(flag, config, model, reply) {
+        self.or_likeliest(self.choose(flag, config, model, reply))
+    }
+
+    /// The reader auto-detection gives `reply` once the format `ruled_out`
+    /// is known not to fit it (the files showed what its text could not):
+    /// as [`Registry::choose_reader`] reads, among the other formats.
+    pub fn reader_without(&self, reply: &str, ruled_out: &str) -> Result<Chosen, RegistryError> {
+        self.or_likeliest(self.detect_among(reply, Some(ruled_out)))
+    }
+
+    /// `chosen`, or when no format recognised the reply, the likeliest one.
+    fn or_likeliest(&self, chosen: Result<Chosen, RegistryError>) -> Result<Chosen, RegistryError> {
+        match chosen {
             Err(RegistryError::Unrecognised { scores }) if !scores.is_empty() => {
                 let (name, confidence) = &scores[0];
                 let entry = self.find(name)?;
@@ -390,8 +402,13 @@ impl Registry {
 
     /// Ask every format how sure it is that `reply` is in it.
     pub fn detect(&self, reply: &str) -> Result<Chosen, RegistryError> {
+        self.detect_among(reply, None)
+    }
+
+    /// [`Registry::detect`] among every format but `ruled_out`.
+    fn detect_among(&self, reply: &str, ruled_out: Option<&str>) -> Result<Chosen, RegistryError> {
         let mut scored = Vec::with_capacity(self.entries.len());
-        for entry in &self.entries {
+        for entry in self.entries.iter().filter(|e| Some(e.name.as_str()) != ruled_out) {
             let mut instance = self.instantiate(entry)?;
             let confidence = instance.detect(reply)?;
             scored.push((entry, instance, if confidence.is_finite() { confidence.clamp(0.0, 1.0) } else { 0.0 }));

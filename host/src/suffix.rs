@@ -1,10 +1,18 @@
 //! Paths a model got slightly wrong: `path/to/sample.txt` for the
 //! repository's `sample.txt`, or `app.py` for `src/app.py`. A missing path
 //! that ends like exactly one tracked file (or that the tracked file ends
-//! like, at a `/`) means that file: the edit applies to it and the report
-//! says so, instead of a new stray file beside the real one.
+//! like, at a `/`) may mean that file, or may be a new file that happens to
+//! share its name (`test_utils.py` at the root beside `pkg/test_utils.py`,
+//! `docs/README.md` beside `README.md`). The reply's edits decide
+//! ([`settle`]): an edit that needs the file to exist (its SEARCH text or
+//! hunk context) and one that rewrites it keeping most of its lines go to
+//! the tracked file; one that writes new content is a new file. Either way
+//! the report says which, so no stray file appears beside the real one
+//! unannounced and no file is overwritten by another's content.
 
-use agent_apply_sdk::types::{Change, Diagnostic, File};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, File, Outcome};
+
+use crate::Error;
 
 /// A path the reply named and the tracked file it stands for.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,8 +34,9 @@ pub fn tracked(repo: &git2::Repository) -> Vec<String> {
     index.iter().filter_map(|entry| String::from_utf8(entry.path).ok()).collect()
 }
 
-/// For each `missing` path, the tracked files it can mean; an alias when
-/// there is exactly one, and a note either way.
+/// For each `missing` path, the tracked files it can mean: a candidate
+/// alias when there is exactly one (for [`settle`] to confirm), a
+/// did-you-mean note when there are several.
 pub fn resolve<'t>(
     missing: &[String],
     tracked: impl Iterator<Item = &'t str> + Clone,
@@ -38,18 +47,7 @@ pub fn resolve<'t>(
         let near: Vec<&str> = tracked.clone().filter(|t| same_tail(named, t)).take(4).collect();
         match near.as_slice() {
             [] => {}
-            [real] => {
-                notes.push(
-                    Diagnostic::warning(
-                        format!(
-                            "{named} does not exist; its edit was applied to {real}, the one tracked file it can mean"
-                        ),
-                        None,
-                    )
-                    .with_hint(format!("name files by their path from the repository root ({real})")),
-                );
-                aliases.push(Alias { named: named.clone(), real: real.to_string() });
-            }
+            [real] => aliases.push(Alias { named: named.clone(), real: real.to_string() }),
             several => notes.push(
                 Diagnostic::warning(
                     format!("{named} does not exist and would be created; did you mean {}?", several.join(" or ")),
@@ -60,6 +58,118 @@ pub fn resolve<'t>(
         }
     }
     (aliases, notes)
+}
+
+/// What applying the reply gave: the changes, and each edit's verdict.
+pub type Run<R> = (Vec<Change>, Vec<Option<Outcome>>, R);
+
+/// Which `candidates` the reply's edits really mean, found by applying it
+/// (`run`, given the aliases in force), first as named (the missing paths
+/// new files). A candidate is taken when its edits fail that way (they need
+/// the file to exist: SEARCH text, hunk context), or when they create the
+/// file with content that keeps most of the tracked file's lines (a
+/// rewrite of it under a wrong name) and also apply to the tracked file.
+/// Anything else is a new file. Returns the aliases taken, the run with
+/// them, and a note per candidate saying which way it went.
+pub fn settle<R>(
+    candidates: &[Alias],
+    snapshots: &[File],
+    edits: &[Edit],
+    mut run: impl FnMut(&[Alias]) -> Result<Run<R>, Error>,
+) -> Result<(Vec<Alias>, Run<R>, Vec<Diagnostic>), Error> {
+    let as_named = run(&[])?;
+    let mine = |alias: &Alias| -> Vec<usize> { (0..edits.len()).filter(|&i| edits[i].path == alias.named).collect() };
+    // Whether every edit of the named path applied in `run`, and there
+    // (`exactly`: not retried on another file, as a SEARCH block may be).
+    let applied = |alias: &Alias, (_, verdicts, _): &Run<R>, exactly: bool| {
+        mine(alias).into_iter().all(|i| {
+            verdicts[i].as_ref().is_some_and(|o| {
+                let there = o.applied_path.as_ref().is_none_or(|p| *p == alias.named);
+                o.status == EditStatus::Applied && (there || !exactly)
+            })
+        })
+    };
+    let rewrites = |alias: &Alias| {
+        let real = snapshots.iter().find(|f| f.path == alias.real).map_or("", |f| f.content.as_str());
+        let written = as_named.0.iter().find_map(|c| match c {
+            Change::Write(file) if file.path == alias.named => Some(file.content.as_str()),
+            _ => None,
+        });
+        written.is_some_and(|written| mostly_the_same(real, written))
+    };
+    // A path only related to an edit (a rename's destination) is new.
+    let taken: Vec<Alias> = candidates
+        .iter()
+        .filter(|a| !mine(a).is_empty() && (!applied(a, &as_named, true) || rewrites(a)))
+        .cloned()
+        .collect();
+    let (taken, result) = if taken.is_empty() {
+        (taken, as_named)
+    } else {
+        let redirected = run(&taken)?;
+        // A rewrite that fails on the tracked file (a create that will not
+        // overwrite) was not written for it after all.
+        let (fits, misfits): (Vec<Alias>, Vec<Alias>) =
+            taken.into_iter().partition(|a| !applied(a, &as_named, true) || applied(a, &redirected, false));
+        match (misfits.is_empty(), fits.is_empty()) {
+            (true, _) => (fits, redirected),
+            (false, true) => (fits, as_named),
+            (false, false) => {
+                let again = run(&fits)?;
+                (fits, again)
+            }
+        }
+    };
+    let notes = candidates
+        .iter()
+        .map(|alias| match taken.contains(alias) {
+            true => redirected_note(alias, applied(alias, &result, false)),
+            false => created_note(alias),
+        })
+        .collect();
+    Ok((taken, result, notes))
+}
+
+/// Whether `new` keeps most of `old`: at least half the non-blank lines of
+/// the longer of the two are found in the other (as a multiset, ignoring
+/// the whitespace around each line).
+fn mostly_the_same(old: &str, new: &str) -> bool {
+    fn lines(text: &str) -> Vec<&str> {
+        let mut lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        lines.sort_unstable();
+        lines
+    }
+    let (old, new) = (lines(old), lines(new));
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < old.len() && j < new.len() {
+        match old[i].cmp(new[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => (shared, i, j) = (shared + 1, i + 1, j + 1),
+        }
+    }
+    shared > 0 && shared * 2 >= old.len().max(new.len())
+}
+
+fn redirected_note(alias: &Alias, applied: bool) -> Diagnostic {
+    let Alias { named, real } = alias;
+    let done = if applied { "was applied to" } else { "was tried on" };
+    Diagnostic::warning(
+        format!("{named} does not exist; its edit {done} {real}, the one tracked file it can mean"),
+        None,
+    )
+    .with_hint(format!("name files by their path from the repository root ({real})"))
+}
+
+fn created_note(alias: &Alias) -> Diagnostic {
+    let Alias { named, real } = alias;
+    Diagnostic::warning(
+        format!(
+            "{named} was created as a new file beside the tracked {real}: what the reply wrote for it is no edit of {real}"
+        ),
+        None,
+    )
+    .with_hint(format!("to change {real}, name it by its path from the repository root"))
 }
 
 /// The files a plugin is given: the snapshots, plus each alias's real file
@@ -90,6 +200,7 @@ pub fn real_changes(changes: Vec<Change>, aliases: &[Alias]) -> Vec<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_apply_sdk::types::Span;
 
     #[test]
     fn a_missing_path_means_the_one_tracked_file_with_its_tail() {
@@ -104,9 +215,94 @@ mod tests {
                 Alias { named: "util.rs".into(), real: "lib/util.rs".into() }
             ]
         );
-        assert!(notes[1].message.contains("did you mean src/app.py or tests/app.py"), "{}", notes[1].message);
+        assert_eq!(notes.len(), 1, "a single match is only a candidate until settled");
+        assert!(notes[0].message.contains("did you mean src/app.py or tests/app.py"), "{}", notes[0].message);
         assert!(!same_tail("xsample.txt", "sample.txt"));
         let changes = real_changes(vec![Change::Write(File::new("util.rs", "x"))], &aliases);
         assert_eq!(changes[0].path(), "lib/util.rs");
+    }
+
+    /// A run of one edit on `named`: a SEARCH-like edit (`needs`) applies
+    /// where the file holds that text; a create-like one writes `writes`,
+    /// which when marked `create:` will not overwrite a file.
+    fn fake(
+        named: &str,
+        snapshots: &[File],
+        needs: Option<&str>,
+        writes: &str,
+    ) -> impl FnMut(&[Alias]) -> Result<Run<()>, Error> {
+        let (named, snapshots, needs, writes) =
+            (named.to_string(), snapshots.to_vec(), needs.map(str::to_string), writes.to_string());
+        move |aliases: &[Alias]| {
+            let files = plugin_files(&snapshots, aliases);
+            let current = files.iter().find(|f| f.path == named).map(|f| f.content.clone());
+            let fits = match (&needs, &current) {
+                (Some(needs), Some(current)) => current.contains(needs.as_str()),
+                (Some(_), None) => false,
+                (None, current) => current.is_none() || !writes.starts_with("create:"),
+            };
+            let status = if fits { EditStatus::Applied } else { EditStatus::Failed };
+            let outcome = Outcome {
+                edit: 0,
+                status,
+                kind: None,
+                message: String::new(),
+                hint: None,
+                applied_path: None,
+                lines: None,
+                matched: None,
+            };
+            let changes = if fits {
+                vec![Change::Write(File::new(named.clone(), writes.trim_start_matches("create:")))]
+            } else {
+                Vec::new()
+            };
+            Ok((changes, vec![Some(outcome)], ()))
+        }
+    }
+
+    fn edit(path: &str) -> Edit {
+        Edit {
+            path: path.into(),
+            related_paths: Vec::new(),
+            span: Span { start: 0, end: 0, first_line: 1, last_line: 1 },
+            summary: String::new(),
+            payload: String::new(),
+        }
+    }
+
+    #[test]
+    fn an_edit_goes_to_the_tracked_file_only_when_it_is_an_edit_of_it() {
+        let utils = "import os\n\ndef make_fixture():\n    return {}\n\ndef cleanup(path):\n    os.remove(path)\n";
+        let snapshots = [File::new("pkg/test_utils.py", utils)];
+        let alias = [Alias { named: "test_utils.py".into(), real: "pkg/test_utils.py".into() }];
+        let edits = [edit("test_utils.py")];
+        let settled = |needs: Option<&str>, writes: &str| {
+            let (taken, (changes, _, _), notes) =
+                settle(&alias, &snapshots, &edits, fake("test_utils.py", &snapshots, needs, writes)).unwrap();
+            (taken.len(), changes[0].path().to_string(), notes[0].message.clone())
+        };
+        // SEARCH text found in the tracked file: its edit.
+        let (taken, path, note) = settled(Some("def cleanup"), "edited");
+        assert_eq!((taken, path.as_str()), (1, "test_utils.py"));
+        assert!(note.contains("was applied to pkg/test_utils.py"), "{note}");
+        // A whole file that keeps most of the tracked file's lines: a rewrite of it.
+        let (taken, _, _) = settled(None, &utils.replace("{}", "{\"a\": 1}"));
+        assert_eq!(taken, 1);
+        // New content: a new file, said so.
+        let (taken, path, note) = settled(None, "def assert_close(a, b):\n    assert abs(a - b) < 1e-9\n");
+        assert_eq!((taken, path.as_str()), (0, "test_utils.py"));
+        assert!(note.contains("created as a new file beside the tracked pkg/test_utils.py"), "{note}");
+        // A copy that will not overwrite the tracked file (a create) stays new.
+        let (taken, _, note) = settled(None, &format!("create:{utils}"));
+        assert_eq!(taken, 0, "{note}");
+    }
+
+    #[test]
+    fn most_lines_kept_is_a_rewrite() {
+        assert!(mostly_the_same("a\nb\nc\nd\n", "a\nb\nc\nx\n"));
+        assert!(!mostly_the_same("a\nb\nc\nd\n", "a\nx\ny\nz\n"));
+        assert!(!mostly_the_same("hello\n", "hello, world\n"));
+        assert!(!mostly_the_same("", ""));
     }
 }

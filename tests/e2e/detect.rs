@@ -1,7 +1,10 @@
 //! The detection corpus: `tests/detect/<case>.md` replies and the format
 //! `--format auto` must choose for each, listed in `tests/detect/expected.toml`
 //! (`none`: no format may recognise the reply, e.g. a snippet under a path).
-//! The example `ops-json` plugin is configured, so it competes as a user's plugin would.
+//! A case may come with the files its reply names (`<case>.files/`): it is
+//! then read beside them, as in a repository, where a snippet of an existing
+//! file shows as such. The example `ops-json` plugin is configured, so it
+//! competes as a user's plugin would.
 
 use std::path::Path;
 
@@ -41,8 +44,18 @@ fn auto_detection_chooses_the_expected_format_for_every_corpus_reply() {
     let mut failures = Vec::new();
     let mut right = 0;
     for (case, format) in &cases {
+        let beside = dir.join(format!("{case}.files"));
+        let files = beside.is_dir().then(|| {
+            let here = tempfile::tempdir().unwrap();
+            for (path, bytes) in crate::corpus::read_tree(&beside) {
+                let full = here.path().join(path);
+                std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+                std::fs::write(full, bytes).unwrap();
+            }
+            here
+        });
         let out = bin()
-            .current_dir(outside.path())
+            .current_dir(files.as_ref().map_or(outside.path(), |f| f.path()))
             .env("AGENT_APPLY_CONFIG", &user_config)
             .args(["parse", "--format", "auto", "--json"])
             .arg(dir.join(format!("{case}.md")))

@@ -64,8 +64,33 @@ fn whole_refuses_a_snippet_and_other_formats_markers() {
     let snippet = "src/app.py\n```python\ndef main():\n    print(load(sys.argv[1]))\n```\n";
     let repo = TestRepo::with(&[("src/app.py", body)]);
     let before = repo.state();
+    // `auto` does not read it as a whole file: the reply holds no edit (the
+    // status and exit of any such reply), and the model is told why.
     let (code, report) = run(&repo, &[], snippet);
-    assert_eq!(code, 1, "{report:#}");
+    assert_eq!((code, report["status"].as_str()), (1, Some("failed")), "{report:#}");
+    assert_ne!(report["format"]["name"], "whole", "{report:#}");
+    assert!(report["edits"].as_array().unwrap().is_empty(), "{report:#}");
+    let reflection = report["reflection"].as_str().unwrap();
+    assert!(reflection.contains("is a snippet of that file (2 of its 11 lines), not the whole file"), "{reflection}");
+    assert!(reflection.contains("send the complete file under its path, or the change as SEARCH/REPLACE"));
+    assert_eq!(repo.state(), before);
+    let out = repo.apply().args(["parse", "--json", "-"]).write_stdin(snippet).output().unwrap();
+    let parsed = json(&out.stdout);
+    assert!(parsed["edits"].as_array().unwrap().is_empty() && parsed["format"]["name"] != "whole", "{parsed:#}");
+    // A whole file beside it: the reply is whole files, and the snippet is refused as a fragment.
+    let (code, report) = run(
+        &repo,
+        &[],
+        &format!(
+            "{snippet}
+src/new.py
+```python
+print(1)
+```
+"
+        ),
+    );
+    assert_eq!((code, report["format"]["name"].as_str()), (1, Some("whole")), "{report:#}");
     assert!(report["edits"][0]["message"].as_str().unwrap().contains("fragment"), "{report:#}");
     assert_eq!(repo.state(), before);
     // Naming the format says the file really shrinks.
@@ -168,11 +193,52 @@ fn a_cut_off_reply_is_refused_whole_even_with_partial() {
 }
 
 #[test]
+fn every_cut_off_corpus_reply_is_refused_as_cut_off_through_the_binary() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let mut cases = 0;
+    for format in ["apply-patch", "compact", "editblock", "hashline", "tool-calls", "udiff", "whole"] {
+        let mut dirs: Vec<_> = std::fs::read_dir(root.join(format)).unwrap().map(|e| e.unwrap().path()).collect();
+        dirs.retain(|d| d.file_name().unwrap().to_string_lossy().starts_with("truncated"));
+        dirs.sort();
+        // Both cut kinds, per format (apply-patch names its line-break one `truncated-patch`).
+        let kind = |cut: &str| dirs.iter().any(|d| d.file_name().unwrap().to_string_lossy().contains(cut));
+        assert!(kind("mid-line") && (kind("line-break") || kind("truncated-patch")), "{format}: {dirs:?}");
+        for case in dirs {
+            let input = crate::corpus::read_tree(&case.join("input"));
+            let files: Vec<(&str, &str)> =
+                input.iter().map(|(p, c)| (p.as_str(), std::str::from_utf8(c).unwrap())).collect();
+            let repo = TestRepo::with(&files);
+            let before = repo.state();
+            let reply = std::fs::read_dir(&case)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("reply."))
+                .unwrap();
+            let reply = std::fs::read_to_string(reply).unwrap();
+            for args in [&["--format", format, "--partial"][..], &[]] {
+                let (code, report) = run(&repo, args, &reply);
+                let reflection = report["reflection"].as_str().unwrap_or_default();
+                assert!(
+                    code == 1 && reflection.contains("cut off"),
+                    "{} {args:?}: exit {code}: {report:#}",
+                    case.display()
+                );
+                assert_eq!(repo.state(), before, "{}", case.display());
+            }
+            cases += 1;
+        }
+    }
+    assert!(cases >= 25, "only {cases} cut-off cases");
+}
+
+#[test]
 fn a_slightly_wrong_path_applies_to_the_one_file_it_means_and_says_so() {
-    let repo = TestRepo::with(&[("sample.txt", "hello\n"), ("src/app.py", APP), ("tests/app.py", "x = 1\n")]);
-    let (code, report) = run(&repo, &[], "path/to/sample.txt\n```\nhello, world\n```\n");
+    let sample = "hello\nthis is a sample\nof three lines\n";
+    let repo = TestRepo::with(&[("sample.txt", sample), ("src/app.py", APP), ("tests/app.py", "x = 1\n")]);
+    let rewrite = "path/to/sample.txt\n```\nhello, world\nthis is a sample\nof three lines\n```\n";
+    let (code, report) = run(&repo, &[], rewrite);
     assert_eq!(code, 0, "{report:#}");
-    assert_eq!(repo.committed("sample.txt").unwrap(), "hello, world\n");
+    assert_eq!(repo.committed("sample.txt").unwrap(), "hello, world\nthis is a sample\nof three lines\n");
     assert!(repo.committed("path/to/sample.txt").is_none());
     assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains("applied to sample.txt"), "{report:#}");
     // Two files it could mean: a did-you-mean, and the new file is what was asked for.
@@ -187,6 +253,50 @@ fn a_slightly_wrong_path_applies_to_the_one_file_it_means_and_says_so() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(repo.committed("Taskfile").unwrap(), "run: make all\n");
     assert_eq!(report["diagnostics"][0]["severity"], "warning", "{report:#}");
+}
+
+#[test]
+fn a_new_file_named_like_a_tracked_one_is_created_and_an_edit_of_it_is_redirected() {
+    let utils =
+        "import os\n\n\ndef make_fixture():\n    return {'a': 1}\n\n\ndef cleanup(path):\n    os.remove(path)\n";
+    let readme = "# Project\n\nWhat it does.\nHow to build it.\n";
+    let repo = TestRepo::with(&[("pkg/test_utils.py", utils), ("README.md", readme)]);
+    // New content under a name a tracked file ends with: a new file, said so.
+    let new_helper = "test_utils.py\n```python\ndef assert_close(a, b):\n    assert abs(a - b) < 1e-9\n```\n";
+    let docs = "docs/README.md\n```markdown\n# Docs\n\nHow to build the docs.\n```\n";
+    for (reply, created, tracked) in
+        [(new_helper, "test_utils.py", "pkg/test_utils.py"), (docs, "docs/README.md", "README.md")]
+    {
+        let (code, report) = run(&repo, &[], reply);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(report["files"][0]["path"], created, "{report:#}");
+        assert_eq!(report["files"][0]["action"], "created", "{report:#}");
+        let note = report["diagnostics"][0]["message"].as_str().unwrap();
+        assert!(note.contains(&format!("created as a new file beside the tracked {tracked}")), "{note}");
+    }
+    assert_eq!(
+        (repo.committed("pkg/test_utils.py").unwrap(), repo.committed("README.md").unwrap()),
+        (utils.into(), readme.into())
+    );
+    // Text found only in the tracked file, or a rewrite keeping most of it: that file, said so.
+    let repo = TestRepo::with(&[("pkg/test_utils.py", utils), ("README.md", readme)]);
+    let search = "test_utils.py\n```python\n<<<<<<< SEARCH\n    os.remove(path)\n=======\n    os.unlink(path)\n>>>>>>> REPLACE\n```\n";
+    let rewrite =
+        format!("docs/README.md\n```markdown\n{}```\n", readme.replace("What it does.", "What it does, briefly."));
+    for (reply, tracked) in [(search.to_string(), "pkg/test_utils.py"), (rewrite, "README.md")] {
+        let (code, report) = run(&repo, &[], &reply);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(
+            (report["files"][0]["path"].as_str(), report["files"][0]["action"].as_str()),
+            (Some(tracked), Some("modified")),
+            "{report:#}"
+        );
+        let note = report["diagnostics"][0]["message"].as_str().unwrap();
+        assert!(note.contains(&format!("its edit was applied to {tracked}")), "{note}");
+    }
+    assert!(repo.committed("pkg/test_utils.py").unwrap().contains("os.unlink"));
+    assert!(repo.committed("README.md").unwrap().contains("briefly"));
+    assert!(repo.committed("test_utils.py").is_none() && repo.committed("docs/README.md").is_none());
 }
 
 #[test]
@@ -234,13 +344,11 @@ fn a_hashline_anchor_that_moved_follows_its_unique_hash() {
 #[test]
 fn checks_run_under_no_commit_and_dry_run_against_the_new_tree() {
     let repo = TestRepo::with(&[("util.py", UTIL)]);
-    // The checked tree's objects are written (unreachable; gc prunes them):
-    // everything else of the repository stays as it was.
-    let untouched = |repo: &TestRepo| {
-        let state = repo.state();
-        (state.head, state.index, state.status, state.reachable, state.files)
-    };
+    // The checked tree's objects go to a private object directory: nothing
+    // of the repository changes, its object database included.
+    let untouched = |repo: &TestRepo| (repo.state(), repo.git(&["fsck", "--unreachable", "--no-reflogs"]));
     let before = untouched(&repo);
+    assert!(before.1.is_empty(), "{}", before.1);
     let check = "grep -q 'return 2' util.py";
     // --dry-run: a "would it pass" answer, nothing written.
     let (code, report) = run(&repo, &["--dry-run", "--check", check], DIFF);
@@ -258,5 +366,31 @@ fn checks_run_under_no_commit_and_dry_run_against_the_new_tree() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["checks"].as_array().unwrap().len(), 1);
     assert_eq!(String::from_utf8(repo.read("util.py").unwrap()).unwrap(), "def helper():\n    return 2\n");
-    assert_eq!(repo.head(), before.0.trim());
+    assert_eq!(repo.head(), before.0.head.trim());
+    assert_eq!(repo.state().objects, before.0.objects, "--no-commit's checks wrote objects");
+}
+
+#[test]
+fn checks_without_a_commit_leave_the_repository_whole() {
+    // An unborn branch: the checks' base is an empty commit only the trial holds.
+    let repo = TestRepo { dir: tempfile::tempdir().unwrap() };
+    repo.git(&["init", "-q", "-b", "main"]);
+    let (code, report) = run(
+        &repo,
+        &["--dry-run", "--check", "test -f new.py && git status --short"],
+        "new.py\n```python\nprint(1)\n```\n",
+    );
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["checks"][0]["output"], "A  new.py", "{report:#}");
+    assert_eq!(repo.git(&["count-objects", "-v"]).lines().next(), Some("count: 0"));
+    // The sandbox keeps no pointer to an object that is gone: git fsck is clean.
+    let repo = TestRepo::with(&[("util.py", UTIL)]);
+    let (code, report) = run(&repo, &["--dry-run", "--check", "git diff --cached --stat"], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(report["checks"][0]["output"].as_str().unwrap().contains("util.py | 2 +-"), "{report:#}");
+    repo.git(&["fsck", "--strict"]);
+    // A commit's checks still run in the same sandbox afterwards.
+    let (code, report) = run(&repo, &["--check", "grep -q 'return 2' util.py"], DIFF);
+    assert_eq!(code, 0, "{report:#}");
+    repo.git(&["fsck", "--strict"]);
 }

@@ -6,8 +6,8 @@ use agent_apply_sdk::types::Severity;
 use clap::Args;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace, read_reply};
-use crate::parts;
 use crate::report::{FormatChoice, ParseReport};
+use crate::{parts, snippet};
 
 #[derive(Debug, Args)]
 pub struct ParseArgs {
@@ -33,10 +33,12 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
     let chosen =
         workspace.registry.choose_reader(args.format.as_deref(), &workspace.config, args.model.as_deref(), &reply)?;
-    let by = chosen.by.clone();
-    let reading = parts::read(&workspace.registry, &workspace.config, args.file.as_deref(), chosen, &reply)?;
+    let limits = workspace.config.input_limits();
+    let existing = snippet::on_disk(&workspace.root, &limits);
+    let reading = parts::read(&workspace.registry, &workspace.config, args.file.as_deref(), chosen, &reply, &existing)?;
     let output = &reading.parsed;
-    let format = FormatChoice { name: reading.parts[0].name.clone(), chosen_by: by, also: reading.also() };
+    let format =
+        FormatChoice { name: reading.parts[0].name.clone(), chosen_by: reading.by.clone(), also: reading.also() };
     let report = ParseReport::new(format, output);
     if args.json {
         super::output::json(&report);

@@ -1,0 +1,98 @@
+//! `auto` and snippets under a path. A fenced block under a file's path is
+//! either the whole file (`whole` reads it so, at 0.4) or a few lines quoted
+//! from it, and the reply's text alone cannot tell which: a format's
+//! `detect` sees only the reply, never the files (plugins get no file
+//! system). The host reads the files, so here, before a weak automatic
+//! choice is read, it is tried on the files its edits name: when every edit
+//! would replace an existing file wholesale with a fragment of it (the
+//! SDK's [`fragment_of`], the rule `whole` itself refuses such a write by),
+//! the reply is not in that format. The next likeliest format reads it
+//! instead (usually none does: a reply with no edit), and the model is told
+//! that its snippet was not a whole file.
+
+use std::path::Path;
+
+use agent_apply_sdk::fragment::{Fragment, fragment_of};
+use agent_apply_sdk::types::{Change, Diagnostic, EditStatus, File, OptionValue};
+
+use crate::Error;
+use crate::limits::InputLimits;
+use crate::registry::{Chosen, ChosenBy};
+use crate::transaction::{check_path, read_text};
+
+/// An automatic choice at least this sure is taken on the reply's word:
+/// only a bare fenced block under a path scores lower (`whole`, 0.4).
+const TRUSTED: f32 = 0.5;
+
+/// The text of `path` under `root`, when it is a file the path policy's
+/// confinement allows (the file is only compared, never written, so the
+/// git-side checks of the policy do not matter here).
+pub fn on_disk<'a>(root: &'a Path, limits: &'a InputLimits) -> impl Fn(&str) -> Option<String> + 'a {
+    move |path| check_path(root, path).ok().and_then(|full| read_text(&full, path, limits).ok().flatten())
+}
+
+/// One diagnostic per edit of `chosen`'s reading of `reply` when it is a
+/// weak automatic choice and every edit would replace an existing file
+/// (`existing` reads them) by a fragment of it; otherwise none. `options`
+/// are the format's; the trial lifts the fragment guard, so the format
+/// writes what it read and the host can compare.
+pub fn snippets(
+    chosen: &mut Chosen,
+    options: &[OptionValue],
+    reply: &str,
+    existing: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Diagnostic>, Error> {
+    if !matches!(chosen.by, ChosenBy::Auto { confidence } if confidence < TRUSTED) {
+        return Ok(Vec::new());
+    }
+    let mut options = options.to_vec();
+    options.push(OptionValue { key: "allow-fragment".into(), value: "true".into() });
+    let parsed = chosen.instance.parse(reply, &options)?;
+    let mut files: Vec<File> = Vec::new();
+    for edit in &parsed.edits {
+        if files.iter().all(|f| f.path != edit.path)
+            && let Some(content) = existing(&edit.path)
+        {
+            files.push(File { path: edit.path.clone(), content });
+        }
+    }
+    if parsed.edits.is_empty() || files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Ok(output) = chosen.instance.apply(&files, &parsed.edits, &options)? else { return Ok(Vec::new()) };
+    let written = |path: &str| {
+        output.changes.iter().find_map(|change| match change {
+            Change::Write(file) if file.path == path => Some(file.content.as_str()),
+            _ => None,
+        })
+    };
+    let mut found = Vec::new();
+    for (edit, outcome) in parsed.edits.iter().zip(&output.outcomes) {
+        // Only an edit the format placed as a whole-file write says "this is the file".
+        let whole_file =
+            outcome.status == EditStatus::Applied && outcome.matched.as_ref().is_some_and(|m| m.level == "whole-file");
+        let old = files.iter().find(|f| f.path == edit.path);
+        let fragment = match (whole_file, old, written(&edit.path)) {
+            (true, Some(old), Some(new)) => fragment_of(&old.content, new),
+            _ => None,
+        };
+        let Some(fragment) = fragment else { return Ok(Vec::new()) };
+        found.push(not_a_whole_file(&edit.path, edit.span, fragment));
+    }
+    Ok(found)
+}
+
+fn not_a_whole_file(path: &str, span: agent_apply_sdk::types::Span, Fragment { lines, of }: Fragment) -> Diagnostic {
+    Diagnostic::error(
+        format!(
+            "the code block under {path} (reply lines {}-{}) is a snippet of that file ({lines} of its {of} lines), \
+             not the whole file; it was not applied",
+            span.first_line, span.last_line
+        ),
+        Some(span),
+    )
+    .with_hint(format!(
+        "to change {path}, send the complete file under its path, or the change as SEARCH/REPLACE blocks \
+         (`git agent-apply prompt editblock`); to make the file just these lines, apply with --format whole"
+    ))
+}
