@@ -156,7 +156,7 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let partial = options.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
     let apply_started = Instant::now();
     let bases = rebase::Bases::new(repo.as_ref().map(GitRepo::repository), &options.base)?;
-    let (changes, outcomes, rebased, notes) =
+    let Attempt { changes, outcomes, rebased, notes } =
         apply_edits(&mut format_parts, &plan, &parsed.edits, malformed && !partial, &bases)?;
     parsed.diagnostics.extend(notes);
     let apply_ms = millis(apply_started);
@@ -250,18 +250,26 @@ fn plan(
     Ok((plan, notes))
 }
 
+/// What applying the edits gave: the changes, every edit's outcome in
+/// reply order (refused paths, the formats' verdicts, and edits never
+/// tried), the rebased files, and notes on the paths the edits were taken
+/// to mean.
+struct Attempt {
+    changes: Vec<Change>,
+    outcomes: Vec<Outcome>,
+    rebased: rebase::Rebased,
+    notes: Vec<Diagnostic>,
+}
+
 /// Apply the edits whose paths passed the policy, each part with its own
-/// format (none when the reply was malformed and not partial). Returns the
-/// changes, every edit's outcome in reply order (refused paths, the
-/// formats' verdicts, and edits never tried), and notes on the paths the
-/// edits were taken to mean.
+/// format (none when the reply was malformed and not partial).
 fn apply_edits(
     format_parts: &mut [Part],
     plan: &Plan,
     edits: &[Edit],
     malformed: bool,
     bases: &rebase::Bases<'_>,
-) -> Result<(Vec<Change>, Vec<Outcome>, rebase::Rebased, Vec<Diagnostic>), Error> {
+) -> Result<Attempt, Error> {
     let allowed: Vec<usize> = (0..edits.len()).filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
     let (mut changes, mut verdicts, rebased, notes) = if malformed || allowed.is_empty() {
         (Vec::new(), vec![None; edits.len()], rebase::Rebased::default(), Vec::new())
@@ -272,7 +280,7 @@ fn apply_edits(
         let run = |aliases: &[Alias]| {
             rebase::apply(format_parts, &suffix::plugin_files(&plan.snapshots, aliases), edits, &allowed, bases)
         };
-        let (aliases, (changes, verdicts, rebased), notes) =
+        let suffix::Settled { aliases, run: (changes, verdicts, rebased), notes } =
             suffix::settle(&plan.aliases, &plan.snapshots, edits, run)?;
         (suffix::real_changes(changes, &aliases), verdicts, rebased, notes)
     };
@@ -299,7 +307,7 @@ fn apply_edits(
             (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
         })
         .collect();
-    Ok((changes, outcomes, rebased, notes))
+    Ok(Attempt { changes, outcomes, rebased, notes })
 }
 
 /// Write what the report says was applied: checks first in a sandbox when

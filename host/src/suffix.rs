@@ -63,6 +63,14 @@ pub fn resolve<'t>(
 /// What applying the reply gave: the changes, and each edit's verdict.
 pub type Run<R> = (Vec<Change>, Vec<Option<Outcome>>, R);
 
+/// The paths settled: the aliases taken, the run with them in force, and
+/// the notes for the report.
+pub struct Settled<R> {
+    pub aliases: Vec<Alias>,
+    pub run: Run<R>,
+    pub notes: Vec<Diagnostic>,
+}
+
 /// Which `candidates` the reply's edits really mean, found by applying it
 /// (`run`, given the aliases in force), first as named (the missing paths
 /// new files). A candidate is taken when its edits fail that way (they need
@@ -70,13 +78,14 @@ pub type Run<R> = (Vec<Change>, Vec<Option<Outcome>>, R);
 /// file with content that keeps most of the tracked file's lines (a
 /// rewrite of it under a wrong name) and also apply to the tracked file.
 /// Anything else is a new file. Returns the aliases taken, the run with
-/// them, and a note per candidate saying which way it went.
+/// them, and a note per candidate saying which way it went (none for the
+/// destination of a file moved there from the tracked path itself).
 pub fn settle<R>(
     candidates: &[Alias],
     snapshots: &[File],
     edits: &[Edit],
     mut run: impl FnMut(&[Alias]) -> Result<Run<R>, Error>,
-) -> Result<(Vec<Alias>, Run<R>, Vec<Diagnostic>), Error> {
+) -> Result<Settled<R>, Error> {
     let as_named = run(&[])?;
     let mine = |alias: &Alias| -> Vec<usize> { (0..edits.len()).filter(|&i| edits[i].path == alias.named).collect() };
     // Whether every edit of the named path applied in `run`, and there
@@ -120,14 +129,17 @@ pub fn settle<R>(
             }
         }
     };
+    // A file moved to a path its own name ends with is no file beside it.
+    let moved_from =
+        |alias: &Alias| edits.iter().any(|e| e.path == alias.real && e.related_paths.contains(&alias.named));
     let notes = candidates
         .iter()
-        .map(|alias| match taken.contains(alias) {
-            true => redirected_note(alias, applied(alias, &result, false)),
-            false => created_note(alias),
+        .filter_map(|alias| match taken.contains(alias) {
+            true => Some(redirected_note(alias, applied(alias, &result, false))),
+            false => (!moved_from(alias)).then(|| created_note(alias)),
         })
         .collect();
-    Ok((taken, result, notes))
+    Ok(Settled { aliases: taken, run: result, notes })
 }
 
 /// Whether `new` keeps most of `old`: at least half the non-blank lines of
@@ -278,9 +290,8 @@ mod tests {
         let alias = [Alias { named: "test_utils.py".into(), real: "pkg/test_utils.py".into() }];
         let edits = [edit("test_utils.py")];
         let settled = |needs: Option<&str>, writes: &str| {
-            let (taken, (changes, _, _), notes) =
-                settle(&alias, &snapshots, &edits, fake("test_utils.py", &snapshots, needs, writes)).unwrap();
-            (taken.len(), changes[0].path().to_string(), notes[0].message.clone())
+            let settled = settle(&alias, &snapshots, &edits, fake("test_utils.py", &snapshots, needs, writes)).unwrap();
+            (settled.aliases.len(), settled.run.0[0].path().to_string(), settled.notes[0].message.clone())
         };
         // SEARCH text found in the tracked file: its edit.
         let (taken, path, note) = settled(Some("def cleanup"), "edited");

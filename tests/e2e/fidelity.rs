@@ -297,6 +297,12 @@ fn a_new_file_named_like_a_tracked_one_is_created_and_an_edit_of_it_is_redirecte
     assert!(repo.committed("pkg/test_utils.py").unwrap().contains("os.unlink"));
     assert!(repo.committed("README.md").unwrap().contains("briefly"));
     assert!(repo.committed("test_utils.py").is_none() && repo.committed("docs/README.md").is_none());
+    // A file moved to the path its own name ends with: moved, not sent back onto itself.
+    let moved = "*** Begin Patch\n*** Update File: pkg/test_utils.py\n*** Move to: test_utils.py\n*** End Patch\n";
+    let (code, report) = run(&repo, &[], moved);
+    assert_eq!((code, report["files"][0]["action"].as_str()), (0, Some("renamed")), "{report:#}");
+    assert!(report["diagnostics"].as_array().unwrap().is_empty(), "{report:#}");
+    assert!(repo.committed("test_utils.py").unwrap().contains("os.unlink"));
 }
 
 #[test]

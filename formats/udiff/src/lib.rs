@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod apply;
 mod parse;
+mod parse_paths;
 
 #[derive(Default)]
 pub struct UnifiedDiff;
