@@ -214,19 +214,18 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
         Err(Miss::NotFound) => {}
     }
     // Already applied: the new side is there and the old one is not.
-    if new != old && !new.is_empty() && !new.iter().all(|l| l.trim().is_empty()) {
-        if let Ok(found) = locate(hay, &new, 0..n, hint, strict, false) {
-            let (start, end) = (found.start + 1, found.start + new.len());
-            return Err(failure(
-                &label,
-                FailureKind::AlreadyApplied,
-                &format!(
-                    "it is already applied: its new lines are at lines {start}-{end} and its old lines are nowhere"
-                ),
-            )
-            .with_hint("this hunk seems to have been applied already; drop it")
-            .at(LineRange::new(start as u32, end as u32)));
-        }
+    if new != old
+        && !new.iter().all(|l| l.trim().is_empty())
+        && let Ok(found) = locate(hay, &new, 0..n, hint, strict, false)
+    {
+        let (start, end) = (found.start + 1, found.start + new.len());
+        return Err(failure(
+            &label,
+            FailureKind::AlreadyApplied,
+            &format!("it is already applied: its new lines are at lines {start}-{end} and its old lines are nowhere"),
+        )
+        .with_hint("this hunk seems to have been applied already; drop it")
+        .at(LineRange::new(start as u32, end as u32)));
     }
     if strict {
         return Err(not_found(hay, &label, hunk, &old, "its lines do not match the file exactly (strict mode)"));
