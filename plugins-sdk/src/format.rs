@@ -174,6 +174,34 @@ pub fn apply_each<F: Format + ?Sized>(
         .collect()
 }
 
+/// Apply `edits` a file at a time, for formats whose edits of one file are
+/// checked together against the file as it was (line numbers, anchors):
+/// `per_file` gets each path once, in the order the reply first names it,
+/// with its edits (index in `edits`, op) in reply order, and returns an
+/// outcome for each of those indexes.
+pub fn apply_by_file<'e, Op>(
+    edits: &'e [ParsedEdit<Op>],
+    mut per_file: impl FnMut(&'e str, Vec<(usize, &'e Op)>) -> Vec<(usize, Result<Applied, EditFailure>)>,
+) -> Vec<Result<Applied, EditFailure>> {
+    let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
+    let mut paths: Vec<&str> = Vec::new();
+    for edit in edits {
+        if !paths.contains(&edit.path.as_str()) {
+            paths.push(&edit.path);
+        }
+    }
+    for path in paths {
+        let group = edits.iter().enumerate().filter(|(_, e)| e.path == path).map(|(i, e)| (i, &e.op)).collect();
+        for (i, outcome) in per_file(path, group) {
+            results[i] = Some(outcome);
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "internal error: no outcome"))))
+        .collect()
+}
+
 /// The plugin contract in Rust: exactly what the host calls, with the
 /// contract's own types. Every [`Format`] implements it.
 pub trait Plugin {

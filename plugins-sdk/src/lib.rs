@@ -76,7 +76,7 @@ pub mod types;
 pub mod view;
 mod workspace;
 
-pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_each};
+pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each};
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.

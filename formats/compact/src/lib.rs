@@ -231,38 +231,29 @@ impl Format for Compact {
             Ok(settings) => settings,
             Err(failure) => return edits.iter().map(|_| Err(failure.clone())).collect(),
         };
-        let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
-        let mut paths: Vec<&str> = Vec::new();
-        for edit in edits {
-            if !paths.contains(&edit.path.as_str()) {
-                paths.push(&edit.path);
-            }
-        }
-        for path in paths {
-            let indexes: Vec<usize> = (0..edits.len()).filter(|&i| edits[i].path == path).collect();
+        agent_apply_sdk::apply_by_file(edits, |path, ops| {
             let Some(content) = workspace.read(path) else {
-                for &i in &indexes {
-                    results[i] = Some(Err(EditFailure::new(
+                let missing = |(i, op): (usize, &RangeEdit)| {
+                    let failure = EditFailure::new(
                         FailureKind::NotFound,
-                        format!("{} on {path}: {path} does not exist", edits[i].op.label()),
+                        format!("{} on {path}: {path} does not exist", op.label()),
                     )
-                    .with_hint("compact edits change existing files; to create one, use the `whole` format")));
-                }
-                continue;
+                    .with_hint("compact edits change existing files; to create one, use the `whole` format");
+                    (i, Err(failure))
+                };
+                return ops.into_iter().map(missing).collect();
             };
-            let ops: Vec<(usize, &RangeEdit)> = indexes.iter().map(|&i| (i, &edits[i].op)).collect();
             let (new_content, outcomes) = apply_file(path, content, &ops, &settings);
-            for (i, outcome) in outcomes {
+            for (i, outcome) in &outcomes {
                 if outcome.is_ok() {
-                    workspace.note_match_of(i, MatchInfo::at("line-numbers"));
+                    workspace.note_match_of(*i, MatchInfo::at("line-numbers"));
                 }
-                results[i] = Some(outcome);
             }
             if let Some(new_content) = new_content {
                 workspace.write(path, new_content);
             }
-        }
-        results.into_iter().map(|r| r.expect("every edit has an outcome")).collect()
+            outcomes
+        })
     }
 
     /// The numbered view: a first line `PATH @TAG (N lines)`, then each line
