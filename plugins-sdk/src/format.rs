@@ -43,6 +43,13 @@ pub struct ParsedEdit<Op> {
     pub op: Op,
 }
 
+impl<Op> ParsedEdit<Op> {
+    /// An edit of `path` written at `span`, described by `summary`.
+    pub fn new(path: impl Into<String>, span: Span, summary: impl Into<String>, op: Op) -> Self {
+        ParsedEdit { path: path.into(), related_paths: Vec::new(), span, summary: summary.into(), op }
+    }
+}
+
 /// What a format's `parse` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed<Op> {
@@ -69,6 +76,13 @@ pub struct Applied {
     pub lines: Option<LineRange>,
     /// Set when the edit landed on another file than the one it named.
     pub applied_path: Option<String>,
+}
+
+impl Applied {
+    /// An edit that changed `lines` (of the file as it was), told as `message`.
+    pub fn at(lines: LineRange, message: impl Into<String>) -> Self {
+        Applied { message: message.into(), lines: Some(lines), applied_path: None }
+    }
 }
 
 /// A failed edit: why, and what the model should do instead.

@@ -84,8 +84,10 @@ pub const CONTRACT_VERSION: &str = "0.1.0";
 
 /// Everything a format author usually needs.
 pub mod prelude {
+    pub use crate::fence::fenced_blocks;
     pub use crate::format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
     pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
+    pub use crate::paths::path_before;
     pub use crate::source::SourceMap;
     pub use crate::text::TextStyle;
     pub use crate::types::*;
@@ -119,7 +121,9 @@ macro_rules! export_format {
 
             unsafe extern "C" fn info(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
                 // SAFETY: the host passes a readable request and a writable response slot.
-                unsafe { serve(request, len, response, |(): ()| $crate::Plugin::info(instance())) }
+                unsafe { serve(request, len, response, |(): ()| {
+                    $crate::types::info_with_version($crate::Plugin::info(instance()), env!("CARGO_PKG_VERSION"))
+                }) }
             }
             unsafe extern "C" fn detect(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
                 // SAFETY: as for `info`.
@@ -191,7 +195,7 @@ macro_rules! export_format {
 
             impl Guest for Export {
                 fn info() -> FormatInfo {
-                    $crate::Plugin::info(instance())
+                    $crate::types::info_with_version($crate::Plugin::info(instance()), env!("CARGO_PKG_VERSION"))
                 }
                 fn detect(reply: String) -> f32 {
                     $crate::Plugin::detect(instance(), &reply)

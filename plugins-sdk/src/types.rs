@@ -122,6 +122,37 @@ impl MatchInfo {
     }
 }
 
+/// Everything empty: a format sets what it has (`name`, `summary`,
+/// `instructions`, an example) and leaves the rest with
+/// `..FormatInfo::default()`. An empty `version` is filled with the format
+/// crate's own version by [`export_format!`](crate::export_format).
+impl Default for FormatInfo {
+    fn default() -> Self {
+        FormatInfo {
+            name: String::new(),
+            aliases: Vec::new(),
+            version: String::new(),
+            summary: String::new(),
+            instructions: String::new(),
+            example_reply: String::new(),
+            example_files: Vec::new(),
+            options: Vec::new(),
+            detect_hints: Vec::new(),
+        }
+    }
+}
+
+/// The format's info with its crate version filled in when it left it
+/// empty (used by [`export_format!`](crate::export_format), which knows the
+/// version of the crate it is expanded in).
+#[doc(hidden)]
+pub fn info_with_version(mut info: FormatInfo, crate_version: &str) -> FormatInfo {
+    if info.version.is_empty() {
+        info.version = crate_version.to_string();
+    }
+    info
+}
+
 impl File {
     /// A file snapshot.
     pub fn new(path: impl Into<String>, content: impl Into<String>) -> Self {
