@@ -9,6 +9,18 @@ pub use crate::bindings::agent_apply::format::types::{
 };
 
 impl FailureKind {
+    /// Every kind, in the contract's order.
+    pub const ALL: [FailureKind; 8] = [
+        FailureKind::Malformed,
+        FailureKind::NotFound,
+        FailureKind::Ambiguous,
+        FailureKind::Stale,
+        FailureKind::OutOfRange,
+        FailureKind::Overlap,
+        FailureKind::AlreadyApplied,
+        FailureKind::Forbidden,
+    ];
+
     /// The kebab-case name used in reports and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -25,6 +37,9 @@ impl FailureKind {
 }
 
 impl Severity {
+    /// Every severity, most severe first.
+    pub const ALL: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Note];
+
     /// The lowercase name used in reports and JSON.
     pub fn as_str(self) -> &'static str {
         match self {

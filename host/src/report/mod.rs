@@ -1,19 +1,22 @@
 //! What a run tells its caller: human text, or one JSON object with a
 //! `schema` version, and the `reflection` an agent hands back to its model.
 
-use std::ops::Range;
-
 use agent_apply_sdk::text::line_count;
 use agent_apply_sdk::types::{
-    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity,
-    SuggestedCommand,
+    CUT_OFF, Change, Edit, EditStatus, FailureKind, LineRange, MatchInfo, Outcome, ParseOutput, Severity,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
-use similar::TextDiff;
 
 use crate::registry::ChosenBy;
+
+mod diff;
+mod parse;
+
 use crate::transaction::{CheckResult, Committed, short_id};
+pub use diff::{RangeChange, colorize_diff, range_changes, unified_diff};
+pub use parse::{CommandJson, DiagnosticJson, ParseReport, ParsedEditJson};
+use parse::{command_json, diagnostic_line, reply_lines};
 
 /// Version of the JSON objects this module prints.
 pub const SCHEMA: u32 = 1;
@@ -97,139 +100,6 @@ pub struct FormatChoice {
     pub also: Vec<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SpanJson {
-    pub start: u32,
-    pub end: u32,
-    pub first_line: u32,
-    pub last_line: u32,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LinesJson {
-    pub start: u32,
-    pub end: u32,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct DiagnosticJson {
-    pub severity: &'static str,
-    pub message: String,
-    pub hint: Option<String>,
-    pub reply_lines: Option<LinesJson>,
-    pub path: Option<String>,
-    pub lines: Option<LinesJson>,
-}
-
-impl From<&Diagnostic> for DiagnosticJson {
-    fn from(d: &Diagnostic) -> Self {
-        DiagnosticJson {
-            severity: d.severity.as_str(),
-            message: d.message.clone(),
-            hint: d.hint.clone(),
-            reply_lines: d.span.map(|s| LinesJson { start: s.first_line, end: s.last_line }),
-            path: d.path.clone(),
-            lines: d.lines.map(|l| LinesJson { start: l.start, end: l.end }),
-        }
-    }
-}
-
-/// `git agent-apply parse --json`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ParseReport {
-    pub schema: u32,
-    pub format: FormatChoice,
-    pub edits: Vec<ParsedEditJson>,
-    pub diagnostics: Vec<DiagnosticJson>,
-    pub commands: Vec<CommandJson>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ParsedEditJson {
-    pub index: usize,
-    pub path: String,
-    pub related_paths: Vec<String>,
-    pub summary: String,
-    pub span: SpanJson,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CommandJson {
-    pub command: String,
-    pub reply_lines: LinesJson,
-}
-
-impl ParseReport {
-    pub fn new(format: FormatChoice, output: &ParseOutput) -> Self {
-        ParseReport {
-            schema: SCHEMA,
-            format,
-            edits: output
-                .edits
-                .iter()
-                .enumerate()
-                .map(|(index, e)| ParsedEditJson {
-                    index: index + 1,
-                    path: e.path.clone(),
-                    related_paths: e.related_paths.clone(),
-                    summary: e.summary.clone(),
-                    span: SpanJson {
-                        start: e.span.start,
-                        end: e.span.end,
-                        first_line: e.span.first_line,
-                        last_line: e.span.last_line,
-                    },
-                })
-                .collect(),
-            diagnostics: output.diagnostics.iter().map(DiagnosticJson::from).collect(),
-            commands: output.commands.iter().map(command_json).collect(),
-        }
-    }
-
-    pub fn human(&self) -> String {
-        let mut out = format!("format: {}\n", self.format.name);
-        if !self.format.also.is_empty() {
-            out += &format!("also read as: {}\n", self.format.also.join(", "));
-        }
-        for edit in &self.edits {
-            out += &format!(
-                "edit {} {} (reply lines {}-{}): {}\n",
-                edit.index, edit.path, edit.span.first_line, edit.span.last_line, edit.summary
-            );
-        }
-        if self.edits.is_empty() {
-            out += "no edits found\n";
-        }
-        for d in &self.diagnostics {
-            out += &diagnostic_line(d);
-        }
-        for c in &self.commands {
-            out += &format!("suggested command (reply line {}, not run): {}\n", c.reply_lines.start, c.command);
-        }
-        out
-    }
-}
-
-fn command_json(c: &SuggestedCommand) -> CommandJson {
-    CommandJson {
-        command: c.command.clone(),
-        reply_lines: LinesJson { start: c.span.first_line, end: c.span.last_line },
-    }
-}
-
-fn diagnostic_line(d: &DiagnosticJson) -> String {
-    let at = match (&d.path, &d.lines, &d.reply_lines) {
-        (Some(path), Some(lines), _) => format!("{path}:{}: ", lines.start),
-        (_, _, Some(reply)) => format!("reply line {}: ", reply.start),
-        _ => String::new(),
-    };
-    let mut line = format!("{}: {at}{}\n", d.severity, d.message);
-    if let Some(hint) = &d.hint {
-        line += &format!("  hint: {hint}\n");
-    }
-    line
-}
-
 /// What happened to one file.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FileJson {
@@ -248,52 +118,73 @@ pub struct FileJson {
     pub base: Option<crate::rebase::FileBase>,
 }
 
-/// One changed range of a file: lines `old_start..old_start+removed` became
-/// `new_start..new_start+added` (1-based; a count of 0 is an insertion or
-/// deletion point).
-#[derive(Debug, Serialize, JsonSchema, PartialEq)]
-pub struct RangeChange {
-    pub old_start: usize,
-    pub removed: usize,
-    pub new_start: usize,
-    pub added: usize,
-}
-
-/// The changed ranges between two versions of a file.
-/// The changed line ranges between `old` and `new`, by histogram diff:
-/// near-linear on source files, where a Myers diff is quadratic in the
-/// number of changes (a reply with a thousand edits to a file took seconds).
-pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
-    let input = imara_diff::intern::InternedInput::new(old, new);
-    let mut changes = Vec::new();
-    imara_diff::diff(imara_diff::Algorithm::Histogram, &input, |before: Range<u32>, after: Range<u32>| {
-        changes.push(RangeChange {
-            old_start: before.start as usize + 1,
-            removed: before.len(),
-            new_start: after.start as usize + 1,
-            added: after.len(),
-        })
-    });
-    changes
-}
-
 /// What happened to one edit.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct EditJson {
     pub index: usize,
     pub path: String,
     pub status: EditState,
-    pub kind: Option<&'static str>,
+    #[serde(serialize_with = "crate::schema::serialize_failure_kind")]
+    #[schemars(schema_with = "crate::schema::failure_kind")]
+    pub kind: Option<FailureKind>,
     pub message: String,
     pub hint: Option<String>,
     pub applied_path: Option<String>,
-    pub lines: Option<LinesJson>,
-    pub reply_lines: LinesJson,
+    #[schemars(schema_with = "crate::schema::optional_line_range")]
+    pub lines: Option<LineRange>,
+    #[schemars(schema_with = "crate::schema::line_range")]
+    pub reply_lines: LineRange,
     /// How the edit was placed (ladder level, relocation, retry, candidates
     /// per level), when its format says.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::schema::match_info")]
     pub matched: Option<MatchInfo>,
+}
+
+impl EditJson {
+    fn new(outcome: &Outcome, edit: &Edit) -> Self {
+        EditJson {
+            index: outcome.edit as usize + 1,
+            path: edit.path.clone(),
+            status: edit_status(outcome),
+            kind: outcome.kind,
+            message: outcome.message.clone(),
+            hint: outcome.hint.clone(),
+            applied_path: outcome.applied_path.clone(),
+            lines: outcome.lines,
+            reply_lines: reply_lines(&edit.span),
+            matched: outcome.matched.clone(),
+        }
+    }
+}
+
+impl FileJson {
+    /// What `change` did to its file (`before` gives the files as they
+    /// were); its diff is added to `diff` when shown.
+    fn new<'a>(change: &Change, before: &dyn Fn(&str) -> Option<&'a str>, shown: Shown, diff: &mut String) -> Self {
+        let (path, from, action, new) = match change {
+            Change::Write(file) => {
+                let action = if before(&file.path).is_some() { FileAction::Modified } else { FileAction::Created };
+                (file.path.clone(), None, action, Some(file.content.as_str()))
+            }
+            Change::Delete(path) => (path.clone(), None, FileAction::Deleted, None),
+            Change::Rename(r) => (r.to.clone(), Some(r.from.clone()), FileAction::Renamed, Some(r.content.as_str())),
+        };
+        let old: Option<&str> = before(from.as_deref().unwrap_or(&path));
+        // Diffing big files costs more than applying to them: only when shown.
+        if shown.diff {
+            *diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old, new);
+        }
+        FileJson {
+            changes: shown.ranges.then(|| range_changes(old.unwrap_or(""), new.unwrap_or(""))),
+            lines_before: old.map_or(0, line_count),
+            lines_after: new.map_or(0, line_count),
+            path,
+            from,
+            action,
+            base: None,
+        }
+    }
 }
 
 /// Milliseconds spent in each phase.
@@ -358,55 +249,13 @@ impl ApplyReport {
         before: &dyn Fn(&str) -> Option<&'a str>,
         shown: Shown,
     ) -> Self {
-        let edits: Vec<EditJson> = outcomes
-            .iter()
-            .map(|o| {
-                let edit: &Edit = &parsed.edits[o.edit as usize];
-                EditJson {
-                    index: o.edit as usize + 1,
-                    path: edit.path.clone(),
-                    status: edit_status(o),
-                    kind: o.kind.map(|k| k.as_str()),
-                    message: o.message.clone(),
-                    hint: o.hint.clone(),
-                    applied_path: o.applied_path.clone(),
-                    lines: o.lines.map(|l| LinesJson { start: l.start, end: l.end }),
-                    reply_lines: LinesJson { start: edit.span.first_line, end: edit.span.last_line },
-                    matched: o.matched.clone(),
-                }
-            })
-            .collect();
+        let edits: Vec<EditJson> = outcomes.iter().map(|o| EditJson::new(o, &parsed.edits[o.edit as usize])).collect();
         let failed = edits.iter().any(|e| e.status == EditState::Failed)
             || parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
         let any_applied = edits.iter().any(|e| e.status == EditState::Applied);
-        let mut files = Vec::new();
         let mut diff = String::new();
-        for change in changes {
-            let (path, from, action, new) = match change {
-                Change::Write(file) => {
-                    let action = if before(&file.path).is_some() { FileAction::Modified } else { FileAction::Created };
-                    (file.path.clone(), None, action, Some(file.content.as_str()))
-                }
-                Change::Delete(path) => (path.clone(), None, FileAction::Deleted, None),
-                Change::Rename(r) => {
-                    (r.to.clone(), Some(r.from.clone()), FileAction::Renamed, Some(r.content.as_str()))
-                }
-            };
-            let old: Option<&str> = before(from.as_deref().unwrap_or(&path));
-            // Diffing big files costs more than applying to them: only when shown.
-            if shown.diff {
-                diff += &unified_diff(from.as_deref().unwrap_or(&path), &path, old, new);
-            }
-            files.push(FileJson {
-                changes: shown.ranges.then(|| range_changes(old.unwrap_or(""), new.unwrap_or(""))),
-                lines_before: old.map_or(0, line_count),
-                lines_after: new.map_or(0, line_count),
-                path,
-                from,
-                action,
-                base: None,
-            });
-        }
+        let files: Vec<FileJson> =
+            changes.iter().map(|change| FileJson::new(change, before, shown, &mut diff)).collect();
         let status = match (failed, shown.partial && any_applied && !files.is_empty()) {
             (true, true) => ReportStatus::Partial,
             (true, false) => ReportStatus::Failed,
@@ -479,7 +328,7 @@ impl ApplyReport {
     /// Never empty when nothing was applied.
     fn reflection_text(&self) -> String {
         let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == EditState::Failed).collect();
-        let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
+        let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
         let failed_check = self.checks.iter().find(|c| !c.passed);
         if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
             return match self.status {
@@ -542,7 +391,13 @@ impl ApplyReport {
             } else if e.status != EditState::Failed {
                 out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
             } else {
-                out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);
+                out += &format!(
+                    "edit {} {} FAILED ({}): {}\n",
+                    e.index,
+                    e.path,
+                    e.kind.map_or("error", FailureKind::as_str),
+                    e.message
+                );
                 if let Some(hint) = &e.hint {
                     out += &format!("  hint: {hint}\n");
                 }
@@ -591,62 +446,5 @@ fn edit_status(outcome: &Outcome) -> EditState {
         (EditStatus::Applied, Some(FailureKind::AlreadyApplied)) => EditState::AlreadyApplied,
         (EditStatus::Applied, _) => EditState::Applied,
         (EditStatus::Failed, _) => EditState::Failed,
-    }
-}
-
-/// A unified diff of one file, `None` meaning absent.
-pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {
-    // Shown diffs are minimal unless that takes long; then merely correct.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
-    let diff = TextDiff::configure().deadline(deadline).diff_lines(old.unwrap_or(""), new.unwrap_or(""));
-    let old_header = if old.is_some() { format!("a/{old_path}") } else { "/dev/null".into() };
-    let new_header = if new.is_some() { format!("b/{new_path}") } else { "/dev/null".into() };
-    diff.unified_diff().context_radius(3).header(&old_header, &new_header).missing_newline_hint(true).to_string()
-}
-
-/// `diff` with ANSI colours for added, removed and hunk-header lines.
-pub fn colorize_diff(diff: &str) -> String {
-    let mut out = String::with_capacity(diff.len() + diff.len() / 8);
-    for line in diff.split_inclusive('\n') {
-        let color = if line.starts_with("+++") || line.starts_with("---") {
-            "\x1b[1m"
-        } else if line.starts_with('+') {
-            "\x1b[32m"
-        } else if line.starts_with('-') {
-            "\x1b[31m"
-        } else if line.starts_with("@@") {
-            "\x1b[36m"
-        } else {
-            ""
-        };
-        if color.is_empty() {
-            out.push_str(line);
-        } else {
-            out += &format!(
-                "{color}{}\x1b[0m{}",
-                line.trim_end_matches('\n'),
-                if line.ends_with('\n') { "\n" } else { "" }
-            );
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn range_changes_list_each_changed_range() {
-        let old = "a\nb\nc\nd\ne\n";
-        let new = "a\nB\nc\nd\nx\ny\ne\n";
-        assert_eq!(
-            range_changes(old, new),
-            vec![
-                RangeChange { old_start: 2, removed: 1, new_start: 2, added: 1 },
-                RangeChange { old_start: 5, removed: 0, new_start: 5, added: 2 },
-            ]
-        );
-        assert_eq!(range_changes("", "new\n"), vec![RangeChange { old_start: 1, removed: 0, new_start: 1, added: 1 }]);
     }
 }
