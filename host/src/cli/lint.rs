@@ -249,7 +249,7 @@ fn working_tree(
             let full = root.join(&p);
             // A tracked file deleted in the working tree has nothing to lint.
             let meta = std::fs::symlink_metadata(&full).ok()?;
-            meta.is_file().then(|| (p, Source::WorkingTree(full)))
+            meta.is_file().then_some((p, Source::WorkingTree(full)))
         })
         .collect())
 }
