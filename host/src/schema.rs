@@ -27,6 +27,9 @@ pub struct ErrorReport {
 pub struct ErrorBody {
     /// What went wrong.
     pub message: String,
+    /// What it came from, outermost first (a libgit2 or I/O error), each
+    /// not already said in `message`.
+    pub causes: Vec<String>,
     /// What to do about it.
     pub hints: Vec<String>,
     /// Longer output, such as a plugin's stderr.
