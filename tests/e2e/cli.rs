@@ -6,6 +6,18 @@ use serde_json::Value;
 use crate::common::bin;
 use crate::common::report_json as json;
 
+/// `--json` is one option for every command, before or after its name;
+/// a command without JSON output says so, as a JSON error.
+#[test]
+fn json_is_global_and_refused_where_there_is_none() {
+    let before = bin().args(["--json", "formats"]).assert().success();
+    assert!(json(&before.get_output().stdout)["formats"].is_array());
+    let out = bin().args(["read", "--json", "--format", "whole", "a.txt"]).assert().code(2);
+    let error = json(&out.get_output().stdout);
+    assert_eq!(error["error"]["message"], "`read` does not print JSON");
+    assert!(error["error"]["hints"][0].as_str().unwrap().contains("apply, parse, formats"));
+}
+
 #[test]
 fn formats_json_lists_builtin_wasm_formats() {
     let cache = tempfile::tempdir().unwrap();

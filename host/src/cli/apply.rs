@@ -8,10 +8,10 @@ use crate::report::{ReportStatus, colorize_diff};
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
     let mut workspace = open_workspace(global)?;
     let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
-    let applied = pipeline::apply(&mut workspace, reply, &options(args))?;
+    let applied = pipeline::apply(&mut workspace, reply, &options(global, args))?;
     let report = &applied.report;
 
-    if args.json {
+    if global.json {
         output::json(report);
     } else {
         output::text(&report.human());
@@ -35,7 +35,7 @@ pub fn exit(status: ReportStatus) -> Exit {
     }
 }
 
-fn options(args: &ApplyArgs) -> ApplyOptions {
+fn options(global: &GlobalArgs, args: &ApplyArgs) -> ApplyOptions {
     ApplyOptions {
         format: args.format.clone(),
         model: args.model.clone(),
@@ -51,8 +51,8 @@ fn options(args: &ApplyArgs) -> ApplyOptions {
         dirty: args.dirty,
         // Text shows the diff when asked (and always for a dry run); JSON
         // lists changed ranges instead.
-        diff: !args.json && (args.diff || args.dry_run),
-        ranges: args.json,
+        diff: !global.json && (args.diff || args.dry_run),
+        ranges: global.json,
         tokens: args.tokens,
         base: args.base.clone(),
     }

@@ -20,9 +20,6 @@ pub struct LintArgs {
     /// record), not the working tree.
     #[arg(long)]
     staged: bool,
-    /// Print one JSON object instead of `path:line: what` lines.
-    #[arg(long)]
-    pub json: bool,
     /// Files or directories to check (default: every tracked file, or with
     /// `--staged` every staged file).
     #[arg(value_name = "PATH")]
@@ -120,7 +117,7 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
 
     let clean = findings.is_empty();
     let status = if clean { "clean" } else { "findings" };
-    if args.json {
+    if global.json {
         let report = LintReport {
             schema: crate::report::SCHEMA,
             status,

@@ -23,9 +23,6 @@ pub struct ParseArgs {
     /// The file edits apply to, for formats that edit one file.
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
@@ -38,7 +35,7 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     let output = &reading.parsed;
     let format = FormatChoice { name: reading.parts[0].name.clone(), chosen_by: by, also: reading.also() };
     let report = ParseReport::new(format, output);
-    if args.json {
+    if global.json {
         super::output::json(&report);
     } else {
         print!("{}", report.human());
