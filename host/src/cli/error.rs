@@ -43,7 +43,8 @@ pub struct CommandError {
     pub reflection: Option<String>,
     /// What the error came from, outermost first: the library errors'
     /// sources (a libgit2 or I/O error), shown as "caused by:" lines.
-    pub causes: Vec<String>,
+    /// (A boxed slice: it keeps `Result<_, CommandError>` small.)
+    pub causes: Box<[String]>,
 }
 
 impl CommandError {
@@ -54,22 +55,23 @@ impl CommandError {
             hints: Vec::new(),
             details: None,
             reflection: None,
-            causes: Vec::new(),
+            causes: Box::default(),
         }
     }
 
     /// Keep `error`'s chain of sources, each one the message does not
     /// already say (many errors quote their source in their own text).
     pub fn caused_by(mut self, error: &(dyn std::error::Error + 'static)) -> Self {
+        let mut causes = Vec::from(std::mem::take(&mut self.causes));
         let mut source = error.source();
         while let Some(cause) = source {
             let text = cause.to_string();
-            if !self.message.contains(&text) && !self.causes.contains(&text) {
-                self.causes.push(text);
+            if !self.message.contains(&text) && !causes.contains(&text) {
+                causes.push(text);
             }
             source = cause.source();
         }
-        self
+        CommandError { causes: causes.into(), ..self }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
@@ -87,7 +89,7 @@ impl CommandError {
         if json {
             let body = ErrorBody {
                 message: self.message.clone(),
-                causes: self.causes.clone(),
+                causes: self.causes.to_vec(),
                 hints: self.hints.clone(),
                 details: self.details.clone(),
             };
@@ -282,7 +284,7 @@ mod cause_tests {
         let git = git2::Error::new(git2::ErrorCode::Locked, git2::ErrorClass::Reference, "cannot lock ref");
         let error = CommandError::from(TxError::Git(git));
         assert_eq!(error.message, "cannot lock ref");
-        assert_eq!(error.causes, ["cannot lock ref; class=Reference (4); code=Locked (-14)"]);
+        assert_eq!(*error.causes, ["cannot lock ref; class=Reference (4); code=Locked (-14)"]);
         let wrapped = CommandError::from(Error::Transaction(TxError::Git(git2::Error::new(
             git2::ErrorCode::Locked,
             git2::ErrorClass::Reference,
