@@ -310,13 +310,6 @@ fn lint_finds_leftover_headers() {
     assert_eq!(found[0].lines, Some(LineRange::new(3, 3)));
 }
 
-#[test]
-fn info_matches_the_cargo_metadata() {
-    let info = Plugin::info(&Compact);
-    let manifest = include_str!("../Cargo.toml");
-    assert!(manifest.contains(&format!("name = \"{}\"", info.name)));
-    assert!(manifest.contains(&format!("aliases = {:?}", info.aliases)));
-}
 
 #[test]
 fn example_reply_applies_to_example_files() {
