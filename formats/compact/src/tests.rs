@@ -310,7 +310,6 @@ fn lint_finds_leftover_headers() {
     assert_eq!(found[0].lines, Some(LineRange::new(3, 3)));
 }
 
-
 #[test]
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Compact);

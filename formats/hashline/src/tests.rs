@@ -472,7 +472,6 @@ fn lint_finds_leftover_tags() {
     assert!(Plugin::lint(&Hashline, &File::new("y", "fn main() {}\n")).is_empty());
 }
 
-
 #[test]
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Hashline);

@@ -211,7 +211,6 @@ fn instructions_example_applies() {
     assert!(info.instructions.contains("```diff"));
 }
 
-
 #[test]
 fn huge_inputs_stay_fast() {
     let content: String = (0..50_000).map(|i| format!("line {i}\n")).collect();

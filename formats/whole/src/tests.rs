@@ -104,7 +104,6 @@ fn lint_finds_placeholders() {
     assert_eq!(findings[0].lines, Some(LineRange::new(2, 2)));
 }
 
-
 #[test]
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Whole);
