@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::limits::InputLimits;
+use crate::runtime::PluginInstance;
 use crate::transaction::{SnapshotError, read_text, text_within};
 
 #[derive(Debug, Args)]
@@ -95,24 +96,7 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
             }
         };
         checked += 1;
-        let mut found = conflict_markers(&path, &content);
-        let file = File { path: path.clone(), content };
-        for (name, instance) in &mut formats {
-            for d in instance.lint(&file)? {
-                let (line, end_line) = d.lines.map_or((1, 1), |l| (l.start, l.end));
-                found.push(Finding {
-                    path: path.clone(),
-                    line,
-                    end_line,
-                    kind: "leftover",
-                    format: Some(name.clone()),
-                    message: d.message,
-                    hint: d.hint,
-                });
-            }
-        }
-        found.sort_by_key(|f| (f.line, f.end_line));
-        findings.extend(found);
+        findings.extend(findings_in(File { path, content }, &mut formats)?);
     }
 
     let clean = findings.is_empty();
@@ -128,26 +112,51 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
         };
         super::output::json(&report);
     } else {
-        for f in &findings {
-            let tag = f.format.as_deref().unwrap_or("git");
-            println!("{}:{}: {} [{tag}]", f.path, f.line, f.message);
-        }
-        if !findings.is_empty() {
-            let files = {
-                let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
-                paths.dedup();
-                paths.len()
-            };
-            eprintln!(
-                "{} finding{} in {files} file{}{}",
-                findings.len(),
-                if findings.len() == 1 { "" } else { "s" },
-                if files == 1 { "" } else { "s" },
-                if args.staged { " (staged content)" } else { "" }
-            );
-        }
+        print_findings(&findings, args.staged);
     }
     Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
+}
+
+/// Conflict markers and every format's leftovers in `file`, top to bottom.
+fn findings_in(file: File, formats: &mut [(String, PluginInstance)]) -> Result<Vec<Finding>, CommandError> {
+    let mut found = conflict_markers(&file.path, &file.content);
+    for (name, instance) in formats.iter_mut() {
+        for d in instance.lint(&file)? {
+            let (line, end_line) = d.lines.map_or((1, 1), |l| (l.start, l.end));
+            found.push(Finding {
+                path: file.path.clone(),
+                line,
+                end_line,
+                kind: "leftover",
+                format: Some(name.clone()),
+                message: d.message,
+                hint: d.hint,
+            });
+        }
+    }
+    found.sort_by_key(|f| (f.line, f.end_line));
+    Ok(found)
+}
+
+/// `path:line: message [format]` lines, and a count on stderr.
+fn print_findings(findings: &[Finding], staged: bool) {
+    for f in findings {
+        let tag = f.format.as_deref().unwrap_or("git");
+        println!("{}:{}: {} [{tag}]", f.path, f.line, f.message);
+    }
+    if findings.is_empty() {
+        return;
+    }
+    let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
+    paths.dedup();
+    let files = paths.len();
+    eprintln!(
+        "{} finding{} in {files} file{}{}",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" },
+        if staged { " (staged content)" } else { "" }
+    );
 }
 
 /// A candidate's text, or why it is skipped: binary, not UTF-8, or over
