@@ -7,6 +7,7 @@ mod cache;
 mod cli;
 mod common;
 mod corpus;
+mod corpus_binary;
 mod crash;
 mod detect;
 mod fidelity;
