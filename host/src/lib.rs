@@ -55,6 +55,7 @@ pub mod registry;
 pub mod report;
 pub mod runtime;
 pub mod schema;
+pub mod style;
 pub mod suffix;
 pub mod tokens;
 pub mod transaction;
@@ -62,5 +63,5 @@ pub mod view;
 pub mod workspace;
 
 pub use error::Error;
-pub use pipeline::{Applied, ApplyOptions};
+pub use pipeline::{Applied, ApplyOptions, Prepared};
 pub use workspace::Workspace;

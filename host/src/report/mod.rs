@@ -5,15 +5,18 @@ use std::ops::Range;
 
 use agent_apply_sdk::text::line_count;
 use agent_apply_sdk::types::{
-    CUT_OFF, Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity,
-    SuggestedCommand,
+    Change, Diagnostic, Edit, EditStatus, FailureKind, MatchInfo, Outcome, ParseOutput, Severity, SuggestedCommand,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
-use similar::TextDiff;
 
 use crate::registry::ChosenBy;
-use crate::transaction::{CheckResult, Committed, short_id};
+use crate::transaction::{CheckResult, Committed};
+
+mod reflection;
+mod text;
+
+pub use text::{colorize_diff, unified_diff};
 
 /// Version of the JSON objects this module prints.
 pub const SCHEMA: u32 = 1;
@@ -32,6 +35,9 @@ pub enum ReportStatus {
     ChecksFailed,
     /// Every edit was already in the files: nothing to change.
     Unchanged,
+    /// Under `--interactive`: the user rejected every edit that would change
+    /// something, so nothing changed.
+    Rejected,
 }
 
 /// What happened to one edit.
@@ -45,14 +51,19 @@ pub enum EditState {
     /// Applied to the older version of the file it was written against,
     /// and merged cleanly into the file as it is now.
     Rebased,
+    /// Not applied: the user rejected it under `--interactive`.
+    Rejected,
 }
 
 impl EditState {
     /// Whether the edit took effect (now or earlier).
     pub fn applied(self) -> bool {
-        !matches!(self, EditState::Failed)
+        !matches!(self, EditState::Failed | EditState::Rejected)
     }
 }
+
+/// The message of an edit the user rejected.
+pub const REJECTED: &str = "rejected by the user: not applied";
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -185,29 +196,6 @@ impl ParseReport {
             commands: output.commands.iter().map(command_json).collect(),
         }
     }
-
-    pub fn human(&self) -> String {
-        let mut out = format!("format: {}\n", self.format.name);
-        if !self.format.also.is_empty() {
-            out += &format!("also read as: {}\n", self.format.also.join(", "));
-        }
-        for edit in &self.edits {
-            out += &format!(
-                "edit {} {} (reply lines {}-{}): {}\n",
-                edit.index, edit.path, edit.span.first_line, edit.span.last_line, edit.summary
-            );
-        }
-        if self.edits.is_empty() {
-            out += "no edits found\n";
-        }
-        for d in &self.diagnostics {
-            out += &diagnostic_line(d);
-        }
-        for c in &self.commands {
-            out += &format!("suggested command (reply line {}, not run): {}\n", c.reply_lines.start, c.command);
-        }
-        out
-    }
 }
 
 fn command_json(c: &SuggestedCommand) -> CommandJson {
@@ -215,19 +203,6 @@ fn command_json(c: &SuggestedCommand) -> CommandJson {
         command: c.command.clone(),
         reply_lines: LinesJson { start: c.span.first_line, end: c.span.last_line },
     }
-}
-
-fn diagnostic_line(d: &DiagnosticJson) -> String {
-    let at = match (&d.path, &d.lines, &d.reply_lines) {
-        (Some(path), Some(lines), _) => format!("{path}:{}: ", lines.start),
-        (_, _, Some(reply)) => format!("reply line {}: ", reply.start),
-        _ => String::new(),
-    };
-    let mut line = format!("{}: {at}{}\n", d.severity, d.message);
-    if let Some(hint) = &d.hint {
-        line += &format!("  hint: {hint}\n");
-    }
-    line
 }
 
 /// What happened to one file.
@@ -349,11 +324,13 @@ pub struct ApplyReport {
 
 impl ApplyReport {
     /// The report of applying `edits` (with `outcomes`) as `changes` to files
-    /// that held `before` (by path).
+    /// that held `before` (by path). The edits at the indexes in `rejected`
+    /// were left out by the user, whatever their outcomes say.
     pub fn new<'a>(
         format: FormatChoice,
         parsed: &ParseOutput,
         outcomes: &[Outcome],
+        rejected: &[usize],
         changes: &[Change],
         before: &dyn Fn(&str) -> Option<&'a str>,
         shown: Shown,
@@ -361,18 +338,10 @@ impl ApplyReport {
         let edits: Vec<EditJson> = outcomes
             .iter()
             .map(|o| {
-                let edit: &Edit = &parsed.edits[o.edit as usize];
-                EditJson {
-                    index: o.edit as usize + 1,
-                    path: edit.path.clone(),
-                    status: edit_status(o),
-                    kind: o.kind.map(|k| k.as_str()),
-                    message: o.message.clone(),
-                    hint: o.hint.clone(),
-                    applied_path: o.applied_path.clone(),
-                    lines: o.lines.map(|l| LinesJson { start: l.start, end: l.end }),
-                    reply_lines: LinesJson { start: edit.span.first_line, end: edit.span.last_line },
-                    matched: o.matched.clone(),
+                let json = edit_json(&parsed.edits[o.edit as usize], o);
+                match rejected.contains(&(o.edit as usize)) {
+                    true => EditJson { status: EditState::Rejected, kind: None, message: REJECTED.into(), ..json },
+                    false => json,
                 }
             })
             .collect();
@@ -410,6 +379,9 @@ impl ApplyReport {
         let status = match (failed, shown.partial && any_applied && !files.is_empty()) {
             (true, true) => ReportStatus::Partial,
             (true, false) => ReportStatus::Failed,
+            (false, _) if files.is_empty() && edits.iter().any(|e| e.status == EditState::Rejected) => {
+                ReportStatus::Rejected
+            }
             (false, _) if files.is_empty() => ReportStatus::Unchanged,
             _ => ReportStatus::Applied,
         };
@@ -473,114 +445,20 @@ impl ApplyReport {
         self.checks = checks;
         self.reflection = self.reflection_text();
     }
+}
 
-    /// Text for the model: what failed and why, the closest real lines,
-    /// which edits applied (so they are not resent), and what to send next.
-    /// Never empty when nothing was applied.
-    fn reflection_text(&self) -> String {
-        let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == EditState::Failed).collect();
-        let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == "error").collect();
-        let failed_check = self.checks.iter().find(|c| !c.passed);
-        if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
-            return match self.status {
-                ReportStatus::Unchanged => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
-                _ => String::new(),
-            };
-        }
-        let mut out = String::new();
-        if let Some(cut) = errors.iter().find(|d| d.message.starts_with(CUT_OFF)) {
-            return format!(
-                "Your reply was cut off: {}. Nothing of it was applied. Send the edits again from that edit on, \
-                 each complete.\n",
-                &cut.message[CUT_OFF.len()..].trim_start()
-            );
-        }
-        for d in &errors {
-            let at = d.reply_lines.as_ref().map(|l| format!(" (reply line {})", l.start)).unwrap_or_default();
-            out += &format!("Your reply could not be read{at}: {}", d.message);
-            if let Some(hint) = &d.hint {
-                out += &format!(" ({hint})");
-            }
-            out += "\n";
-        }
-        for e in &failed {
-            out += &format!("Edit {} to {} failed: {}\n", e.index, e.path, e.message);
-            if let Some(hint) = &e.hint {
-                out += &format!("{}\n", hint.trim_end());
-            }
-        }
-        if let Some(check) = failed_check {
-            out += &format!(
-                "Your edits applied, but the check `{}` failed, so nothing was kept:\n{}\n",
-                check.name,
-                check.output.trim_end()
-            );
-        }
-        let applied: Vec<String> =
-            self.edits.iter().filter(|e| e.status.applied()).map(|e| e.index.to_string()).collect();
-        if self.status == ReportStatus::Partial {
-            out += &format!(
-                "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",
-                applied.join(", ")
-            );
-        } else if failed_check.is_some() {
-            out += "Fix the problem and send all of the edits again.\n";
-        } else {
-            out += "None of your edits were applied, because of the problems above. Fix them and send all of the edits again.\n";
-        }
-        out
-    }
-
-    pub fn human(&self) -> String {
-        let mut out = String::new();
-        for d in &self.diagnostics {
-            out += &diagnostic_line(d);
-        }
-        for e in &self.edits {
-            if e.status == EditState::Rebased {
-                out += &format!("edit {} {} rebased: {}\n", e.index, e.path, e.message);
-            } else if e.status != EditState::Failed {
-                out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
-            } else {
-                out += &format!("edit {} {} FAILED ({}): {}\n", e.index, e.path, e.kind.unwrap_or("error"), e.message);
-                if let Some(hint) = &e.hint {
-                    out += &format!("  hint: {hint}\n");
-                }
-            }
-        }
-        let verb = if self.written { "was" } else { "would be" };
-        for check in &self.checks {
-            let verdict = if check.passed { "passed" } else { "FAILED" };
-            out += &format!("check `{}` {verdict} ({} ms)\n", check.name, check.millis);
-            if !check.passed {
-                out += &format!("{}\n", check.output.trim_end());
-            }
-        }
-        match self.status {
-            ReportStatus::Failed => out += "nothing was changed\n",
-            ReportStatus::ChecksFailed => out += "a check failed: nothing was changed\n",
-            ReportStatus::Unchanged => out += "nothing to change\n",
-            _ => {
-                for f in &self.files {
-                    let plural = if f.lines_after == 1 { "" } else { "s" };
-                    out += &format!("{} {verb} {} ({} line{plural})\n", f.path, f.action, f.lines_after);
-                }
-                if let Some(user) = &self.user_commit {
-                    out += &format!(
-                        "your own uncommitted changes to {} were committed first as {}\n",
-                        self.dirty_paths.join(", "),
-                        short_id(user)
-                    );
-                }
-                if let Some(commit) = &self.commit {
-                    out += &format!("committed {}\n", short_id(commit));
-                }
-                for warning in &self.warnings {
-                    out += &format!("warning: {warning}\n");
-                }
-            }
-        }
-        out
+fn edit_json(edit: &Edit, o: &Outcome) -> EditJson {
+    EditJson {
+        index: o.edit as usize + 1,
+        path: edit.path.clone(),
+        status: edit_status(o),
+        kind: o.kind.map(|k| k.as_str()),
+        message: o.message.clone(),
+        hint: o.hint.clone(),
+        applied_path: o.applied_path.clone(),
+        lines: o.lines.map(|l| LinesJson { start: l.start, end: l.end }),
+        reply_lines: LinesJson { start: edit.span.first_line, end: edit.span.last_line },
+        matched: o.matched.clone(),
     }
 }
 
@@ -592,44 +470,6 @@ fn edit_status(outcome: &Outcome) -> EditState {
         (EditStatus::Applied, _) => EditState::Applied,
         (EditStatus::Failed, _) => EditState::Failed,
     }
-}
-
-/// A unified diff of one file, `None` meaning absent.
-pub fn unified_diff(old_path: &str, new_path: &str, old: Option<&str>, new: Option<&str>) -> String {
-    // Shown diffs are minimal unless that takes long; then merely correct.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
-    let diff = TextDiff::configure().deadline(deadline).diff_lines(old.unwrap_or(""), new.unwrap_or(""));
-    let old_header = if old.is_some() { format!("a/{old_path}") } else { "/dev/null".into() };
-    let new_header = if new.is_some() { format!("b/{new_path}") } else { "/dev/null".into() };
-    diff.unified_diff().context_radius(3).header(&old_header, &new_header).missing_newline_hint(true).to_string()
-}
-
-/// `diff` with ANSI colours for added, removed and hunk-header lines.
-pub fn colorize_diff(diff: &str) -> String {
-    let mut out = String::with_capacity(diff.len() + diff.len() / 8);
-    for line in diff.split_inclusive('\n') {
-        let color = if line.starts_with("+++") || line.starts_with("---") {
-            "\x1b[1m"
-        } else if line.starts_with('+') {
-            "\x1b[32m"
-        } else if line.starts_with('-') {
-            "\x1b[31m"
-        } else if line.starts_with("@@") {
-            "\x1b[36m"
-        } else {
-            ""
-        };
-        if color.is_empty() {
-            out.push_str(line);
-        } else {
-            out += &format!(
-                "{color}{}\x1b[0m{}",
-                line.trim_end_matches('\n'),
-                if line.ends_with('\n') { "\n" } else { "" }
-            );
-        }
-    }
-    out
 }
 
 #[cfg(test)]
