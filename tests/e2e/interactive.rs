@@ -238,3 +238,31 @@ fn rejected_edits_are_in_the_json_report_and_the_reflection() {
     assert!(report.reflection.contains("Nothing was changed"), "{}", report.reflection);
     assert_eq!(repo.state(), before);
 }
+
+#[test]
+fn nothing_is_written_before_the_last_answer() {
+    let repo = repo();
+    let before = repo.state();
+    let reply = block("a.txt", "one", "1") + &block("b.txt", "beta", "B");
+    // Ctrl-C at the second question, after accepting the first: the run
+    // dies and the repository is as it was.
+    let mut terminal = interactive(&repo, &[], &reply);
+    answer(&mut terminal, &[("(1/2) Apply this edit", "y\n"), ("(2/2) Apply this edit", "\x03")]);
+    let (code, seen) = finish(terminal);
+    assert_eq!(code, None, "not killed by the interrupt: {seen}");
+    assert_eq!(repo.state(), before);
+
+    // A file that changes while the person answers is not overwritten:
+    // the run stops as a conflict and changes nothing.
+    let mut terminal = interactive(&repo, &[], &reply);
+    terminal.read_until("(1/2) Apply this edit");
+    repo.write("a.txt", "changed meanwhile\n");
+    let head = repo.head();
+    terminal.type_keys(b"y\n");
+    answer(&mut terminal, &[("(2/2) Apply this edit", "n\n")]);
+    let (code, seen) = finish(terminal);
+    assert_eq!(code, Some(4), "{seen}");
+    assert!(seen.contains("a.txt changed while the edits were being applied; nothing was changed"), "{seen}");
+    assert_eq!(repo.head(), head);
+    assert_eq!(repo.read("a.txt").unwrap(), b"changed meanwhile\n");
+}
