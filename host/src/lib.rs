@@ -38,6 +38,10 @@
 //! # }
 //! ```
 //!
+//! [`pipeline::prepare`] stops before writing: a caller can
+//! [`preview`](Prepared::preview) each edit and [`apply`](Prepared::apply)
+//! all but the ones a person rejected (what `--interactive` does).
+//!
 //! Beneath it: the wasm plugin [`runtime`], the format [`registry`] (the
 //! `edit_format` factory), [`config`], the input [`limits`], the
 //! [`transaction`] that reads and writes files, and the [`report`].

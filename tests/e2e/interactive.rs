@@ -95,6 +95,23 @@ fn each_edit_is_shown_as_a_diff_on_top_of_the_accepted_ones() {
 }
 
 #[test]
+fn an_edit_that_needs_a_rejected_one_says_so_and_fails_the_run_if_accepted() {
+    let repo = repo();
+    let before = repo.state();
+    let reply = block("a.txt", "two", "TWO") + &block("a.txt", "TWO\nthree", "TWO\n3");
+    let mut terminal = interactive(&repo, &[], &reply);
+    answer(&mut terminal, &[("(1/2) Apply this edit", "n\n")]);
+    let second = unstyled(&terminal.read_until("(2/2) Apply this edit"));
+    assert!(second.contains("it no longer applies without the edits rejected before it"), "{second}");
+    terminal.type_keys(b"y\n");
+    // All or nothing still holds: the accepted edit fails, so nothing is written.
+    let (code, seen) = finish(terminal);
+    assert_eq!(code, Some(1), "{seen}");
+    assert!(seen.contains("edit 2 a.txt FAILED (not-found)") && seen.contains("nothing was changed"), "{seen}");
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
 fn q_quits_keeping_the_edits_accepted_before_it() {
     let repo = TestRepo::with(&[("a.txt", "one\n"), ("b.txt", "two\n"), ("c.txt", "three\n")]);
     let reply = block("a.txt", "one", "1") + &block("b.txt", "two", "2") + &block("c.txt", "three", "3");

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 
+use agent_apply_sdk::types::EditStatus;
 use anstream::AutoStream;
 
 use super::CommandError;
@@ -159,14 +160,14 @@ fn ask_about(
         return Ok(());
     }
     let header = format!(
-        "edit {} of the reply, {path} (reply lines {}-{}): {}\n",
+        "edit {} of the reply, {path} (reply lines {}-{}): {}",
         index + 1,
         edit.span.first_line,
         edit.span.last_line,
         edit.summary
     );
     let preview = prepared.preview(index, &decisions.accepted)?;
-    let shown = if preview.outcome.status == agent_apply_sdk::types::EditStatus::Failed {
+    let shown = if preview.outcome.status == EditStatus::Failed {
         format!(
             "{} without the edits rejected before it: {}\n",
             paint(style::ERROR, "it no longer applies", true),
@@ -175,7 +176,7 @@ fn ask_about(
     } else {
         colorize_diff(&preview.diff)
     };
-    terminal.say(&format!("{}{shown}", paint(style::DIFF_HEADER, &header, true)))?;
+    terminal.say(&format!("{}\n{shown}", paint(style::DIFF_HEADER, &header, true)))?;
     let answer = terminal.ask(&format!("({n}/{of}) Apply this edit [y,n,q,a,d,?]?"))?;
     let accept = matches!(answer, Answer::Yes | Answer::All);
     decisions.record(index, accept);
@@ -193,7 +194,7 @@ fn ask_about(
 /// person knows it will be reported; one already in place is passed over.
 fn say_unreviewable(terminal: &mut Terminal, prepared: &Prepared<'_>, index: usize) -> Result<(), CommandError> {
     let outcome = &prepared.outcomes()[index];
-    if outcome.status != agent_apply_sdk::types::EditStatus::Failed {
+    if outcome.status != EditStatus::Failed {
         return Ok(());
     }
     let edit = &prepared.edits()[index];
