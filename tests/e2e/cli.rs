@@ -154,7 +154,7 @@ fn verbose_shows_plugin_output_and_timings() {
     let edit = "a.txt\n```\n<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n```\n";
     let out = repo.apply().args(["-v", "-"]).write_stdin(edit).assert().success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(stderr.contains("plugin editblock wrote nothing to stderr"), "{stderr}");
+    assert!(stderr.contains("plugin editblock: nothing captured from its stderr"), "{stderr}");
     let timings = stderr.lines().find(|l| l.starts_with("timings: ")).unwrap_or_else(|| panic!("{stderr}"));
     for phase in ["parse ", "apply ", "git ", "checks ", "total "] {
         assert!(timings.contains(phase) && timings.ends_with(" ms"), "{timings}");
@@ -176,6 +176,10 @@ fn verbose_shows_plugin_output_and_timings() {
         assert!(stderr.contains("plugin hostile wrote to stderr:\nhostile plugin chatters on stderr"), "{stderr}");
         assert!(stderr.contains("timings: parse "), "{stderr}");
     }
+    // lint runs every format over the files: their output and its time.
+    let out = repo.apply().args(["lint", "-v"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("plugin hostile: nothing captured") && stderr.contains("files linted, total "), "{stderr}");
 }
 
 #[test]

@@ -23,7 +23,8 @@ pub fn verbose(plugin_output: &[(String, String)], timings: &str) {
     let mut text = String::new();
     for (name, output) in plugin_output {
         if output.trim().is_empty() {
-            text += &format!("plugin {name} wrote nothing to stderr\n");
+            // A native plugin's stderr is the host's own: shown already, not captured.
+            text += &format!("plugin {name}: nothing captured from its stderr\n");
         } else {
             text += &format!("plugin {name} wrote to stderr:\n{}\n", output.trim_end());
         }
