@@ -13,6 +13,7 @@ mod detect;
 mod fidelity;
 mod hook;
 mod hostile;
+mod interactive;
 mod limits;
 mod lint;
 mod mcp;

@@ -97,12 +97,13 @@ impl CommandError {
             super::output::json(&object);
         } else {
             // anstream drops the colour when stderr is not a terminal or NO_COLOR is set.
-            let mut text = format!("\x1b[1;31merror:\x1b[0m {}\n", self.message);
+            let (error, hint) = (crate::style::ERROR, crate::style::HINT);
+            let mut text = format!("{error}error:{error:#} {}\n", self.message);
             for cause in &self.causes {
                 text += &format!("caused by: {cause}\n");
             }
-            for hint in &self.hints {
-                text += &format!("\x1b[1;36mhint:\x1b[0m {hint}\n");
+            for line in &self.hints {
+                text += &format!("{hint}hint:{hint:#} {line}\n");
             }
             if let Some(details) = &self.details {
                 text += &format!("{}\n", details.trim_end());

@@ -66,6 +66,7 @@ enum Source {
 }
 
 pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
+    let started = std::time::Instant::now();
     let workspace = open_workspace(global)?;
     let repo = git2::Repository::open(&workspace.root).map_err(|e| {
         CommandError::usage(format!("lint needs a git repository: {}", e.message()))
@@ -113,6 +114,11 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
         super::output::json(&report);
     } else {
         print_findings(&findings, args.staged);
+    }
+    if global.verbose {
+        let plugin_output: Vec<_> = formats.iter().map(|(name, instance)| (name.clone(), instance.stderr())).collect();
+        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        super::output::verbose(&plugin_output, &format!("{checked} files linted, total {total_ms:.1} ms"));
     }
     Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
 }

@@ -6,6 +6,7 @@ mod completions;
 mod error;
 mod formats;
 mod hook;
+mod interactive;
 mod lint;
 mod mcp;
 mod output;
@@ -140,6 +141,12 @@ pub struct ApplyArgs {
     /// Show a coloured unified diff of what was applied.
     #[arg(long)]
     diff: bool,
+    /// Show each edit's diff and ask whether to apply it, as `git add -p`
+    /// does (y, n, q, a, d; ? for help), then apply the accepted edits in one
+    /// commit and report the rest as rejected. Asks on the terminal (the
+    /// reply may come on stdin).
+    #[arg(long, conflicts_with = "json")]
+    interactive: bool,
     /// Count the reply's tokens (OpenAI `o200k_base`) into the JSON report's
     /// `stats`. Off by default: loading the vocabulary takes ~0.2 s. Needs a
     /// build with the `tokens` feature (`cargo install --features tokens`).

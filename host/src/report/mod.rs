@@ -3,20 +3,23 @@
 
 use agent_apply_sdk::text::line_count;
 use agent_apply_sdk::types::{
-    CUT_OFF, Change, Edit, EditStatus, FailureKind, LineRange, MatchInfo, Outcome, ParseOutput, Severity,
+    Change, Edit, EditStatus, FailureKind, LineRange, MatchInfo, Outcome, ParseOutput, Severity,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::registry::ChosenBy;
+use crate::transaction::{CheckResult, Committed};
 
 mod diff;
 mod parse;
+mod reflection;
+mod text;
 
-use crate::transaction::{CheckResult, Committed, short_id};
-pub use diff::{RangeChange, colorize_diff, range_changes, unified_diff};
+pub use diff::{RangeChange, range_changes};
 pub use parse::{CommandJson, DiagnosticJson, ParseReport, ParsedEditJson};
-use parse::{command_json, diagnostic_line, reply_lines};
+use parse::{command_json, reply_lines};
+pub use text::{colorize_diff, unified_diff};
 
 /// Version of the JSON objects this module prints.
 pub const SCHEMA: u32 = 1;
@@ -35,6 +38,9 @@ pub enum ReportStatus {
     ChecksFailed,
     /// Every edit was already in the files: nothing to change.
     Unchanged,
+    /// Under `--interactive`: the user rejected every edit that would change
+    /// something, so nothing changed.
+    Rejected,
 }
 
 /// What happened to one edit.
@@ -48,14 +54,19 @@ pub enum EditState {
     /// Applied to the older version of the file it was written against,
     /// and merged cleanly into the file as it is now.
     Rebased,
+    /// Not applied: the user rejected it under `--interactive`.
+    Rejected,
 }
 
 impl EditState {
     /// Whether the edit took effect (now or earlier).
     pub fn applied(self) -> bool {
-        !matches!(self, EditState::Failed)
+        !matches!(self, EditState::Failed | EditState::Rejected)
     }
 }
+
+/// The message of an edit the user rejected.
+pub const REJECTED: &str = "rejected by the user: not applied";
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -240,16 +251,27 @@ pub struct ApplyReport {
 
 impl ApplyReport {
     /// The report of applying `edits` (with `outcomes`) as `changes` to files
-    /// that held `before` (by path).
+    /// that held `before` (by path). The edits at the indexes in `rejected`
+    /// were left out by the user, whatever their outcomes say.
     pub fn new<'a>(
         format: FormatChoice,
         parsed: &ParseOutput,
         outcomes: &[Outcome],
+        rejected: &[usize],
         changes: &[Change],
         before: &dyn Fn(&str) -> Option<&'a str>,
         shown: Shown,
     ) -> Self {
-        let edits: Vec<EditJson> = outcomes.iter().map(|o| EditJson::new(o, &parsed.edits[o.edit as usize])).collect();
+        let edits: Vec<EditJson> = outcomes
+            .iter()
+            .map(|o| {
+                let json = EditJson::new(o, &parsed.edits[o.edit as usize]);
+                match rejected.contains(&(o.edit as usize)) {
+                    true => EditJson { status: EditState::Rejected, kind: None, message: REJECTED.into(), ..json },
+                    false => json,
+                }
+            })
+            .collect();
         let failed = edits.iter().any(|e| e.status == EditState::Failed)
             || parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
         let any_applied = edits.iter().any(|e| e.status == EditState::Applied);
@@ -259,6 +281,9 @@ impl ApplyReport {
         let status = match (failed, shown.partial && any_applied && !files.is_empty()) {
             (true, true) => ReportStatus::Partial,
             (true, false) => ReportStatus::Failed,
+            (false, _) if files.is_empty() && edits.iter().any(|e| e.status == EditState::Rejected) => {
+                ReportStatus::Rejected
+            }
             (false, _) if files.is_empty() => ReportStatus::Unchanged,
             _ => ReportStatus::Applied,
         };
@@ -321,121 +346,6 @@ impl ApplyReport {
         self.status = ReportStatus::ChecksFailed;
         self.checks = checks;
         self.reflection = self.reflection_text();
-    }
-
-    /// Text for the model: what failed and why, the closest real lines,
-    /// which edits applied (so they are not resent), and what to send next.
-    /// Never empty when nothing was applied.
-    fn reflection_text(&self) -> String {
-        let failed: Vec<&EditJson> = self.edits.iter().filter(|e| e.status == EditState::Failed).collect();
-        let errors: Vec<&DiagnosticJson> = self.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
-        let failed_check = self.checks.iter().find(|c| !c.passed);
-        if failed.is_empty() && errors.is_empty() && failed_check.is_none() {
-            return match self.status {
-                ReportStatus::Unchanged => "Every edit in your reply is already in the files, so nothing was changed; do not send them again.\n".into(),
-                _ => String::new(),
-            };
-        }
-        let mut out = String::new();
-        if let Some(cut) = errors.iter().find(|d| d.message.starts_with(CUT_OFF)) {
-            return format!(
-                "Your reply was cut off: {}. Nothing of it was applied. Send the edits again from that edit on, \
-                 each complete.\n",
-                &cut.message[CUT_OFF.len()..].trim_start()
-            );
-        }
-        for d in &errors {
-            let at = d.reply_lines.as_ref().map(|l| format!(" (reply line {})", l.start)).unwrap_or_default();
-            out += &format!("Your reply could not be read{at}: {}", d.message);
-            if let Some(hint) = &d.hint {
-                out += &format!(" ({hint})");
-            }
-            out += "\n";
-        }
-        for e in &failed {
-            out += &format!("Edit {} to {} failed: {}\n", e.index, e.path, e.message);
-            if let Some(hint) = &e.hint {
-                out += &format!("{}\n", hint.trim_end());
-            }
-        }
-        if let Some(check) = failed_check {
-            out += &format!(
-                "Your edits applied, but the check `{}` failed, so nothing was kept:\n{}\n",
-                check.name,
-                check.output.trim_end()
-            );
-        }
-        let applied: Vec<String> =
-            self.edits.iter().filter(|e| e.status.applied()).map(|e| e.index.to_string()).collect();
-        if self.status == ReportStatus::Partial {
-            out += &format!(
-                "Edits {} were applied; do not send them again. Send corrected versions of the failed edits only.\n",
-                applied.join(", ")
-            );
-        } else if failed_check.is_some() {
-            out += "Fix the problem and send all of the edits again.\n";
-        } else {
-            out += "None of your edits were applied, because of the problems above. Fix them and send all of the edits again.\n";
-        }
-        out
-    }
-
-    pub fn human(&self) -> String {
-        let mut out = String::new();
-        for d in &self.diagnostics {
-            out += &diagnostic_line(d);
-        }
-        for e in &self.edits {
-            if e.status == EditState::Rebased {
-                out += &format!("edit {} {} rebased: {}\n", e.index, e.path, e.message);
-            } else if e.status != EditState::Failed {
-                out += &format!("edit {} {}: {}\n", e.index, e.path, e.message);
-            } else {
-                out += &format!(
-                    "edit {} {} FAILED ({}): {}\n",
-                    e.index,
-                    e.path,
-                    e.kind.map_or("error", FailureKind::as_str),
-                    e.message
-                );
-                if let Some(hint) = &e.hint {
-                    out += &format!("  hint: {hint}\n");
-                }
-            }
-        }
-        let verb = if self.written { "was" } else { "would be" };
-        for check in &self.checks {
-            let verdict = if check.passed { "passed" } else { "FAILED" };
-            out += &format!("check `{}` {verdict} ({} ms)\n", check.name, check.millis);
-            if !check.passed {
-                out += &format!("{}\n", check.output.trim_end());
-            }
-        }
-        match self.status {
-            ReportStatus::Failed => out += "nothing was changed\n",
-            ReportStatus::ChecksFailed => out += "a check failed: nothing was changed\n",
-            ReportStatus::Unchanged => out += "nothing to change\n",
-            _ => {
-                for f in &self.files {
-                    let plural = if f.lines_after == 1 { "" } else { "s" };
-                    out += &format!("{} {verb} {} ({} line{plural})\n", f.path, f.action, f.lines_after);
-                }
-                if let Some(user) = &self.user_commit {
-                    out += &format!(
-                        "your own uncommitted changes to {} were committed first as {}\n",
-                        self.dirty_paths.join(", "),
-                        short_id(user)
-                    );
-                }
-                if let Some(commit) = &self.commit {
-                    out += &format!("committed {}\n", short_id(commit));
-                }
-                for warning in &self.warnings {
-                    out += &format!("warning: {warning}\n");
-                }
-            }
-        }
-        out
     }
 }
 

@@ -88,44 +88,8 @@ impl ParseReport {
             commands: output.commands.iter().map(command_json).collect(),
         }
     }
-
-    pub fn human(&self) -> String {
-        let mut out = format!("format: {}\n", self.format.name);
-        if !self.format.also.is_empty() {
-            out += &format!("also read as: {}\n", self.format.also.join(", "));
-        }
-        for edit in &self.edits {
-            out += &format!(
-                "edit {} {} (reply lines {}-{}): {}\n",
-                edit.index, edit.path, edit.span.first_line, edit.span.last_line, edit.summary
-            );
-        }
-        if self.edits.is_empty() {
-            out += "no edits found\n";
-        }
-        for d in &self.diagnostics {
-            out += &diagnostic_line(d);
-        }
-        for c in &self.commands {
-            out += &format!("suggested command (reply line {}, not run): {}\n", c.reply_lines.start, c.command);
-        }
-        out
-    }
 }
 
 pub(super) fn command_json(c: &SuggestedCommand) -> CommandJson {
     CommandJson { command: c.command.clone(), reply_lines: reply_lines(&c.span) }
-}
-
-pub(super) fn diagnostic_line(d: &DiagnosticJson) -> String {
-    let at = match (&d.path, &d.lines, &d.reply_lines) {
-        (Some(path), Some(lines), _) => format!("{path}:{}: ", lines.start),
-        (_, _, Some(reply)) => format!("reply line {}: ", reply.start),
-        _ => String::new(),
-    };
-    let mut line = format!("{}: {at}{}\n", d.severity.as_str(), d.message);
-    if let Some(hint) = &d.hint {
-        line += &format!("  hint: {hint}\n");
-    }
-    line
 }
