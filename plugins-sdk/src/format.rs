@@ -17,6 +17,19 @@ impl<'a> Options<'a> {
         self.0.iter().rev().find(|o| o.key == key).map(|o| o.value.as_str())
     }
 
+    /// `key` as a switch: `on`/`true`/`yes`/`1` or `off`/`false`/`no`/`0`
+    /// (any case), `default` when absent or empty; any other value is an
+    /// error naming the option. One reading for every format's switches.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
+        let Some(raw) = self.get(key) else { return Ok(default) };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" => Ok(default),
+            "on" | "true" | "yes" | "1" => Ok(true),
+            "off" | "false" | "no" | "0" => Ok(false),
+            _ => Err(format!("option `{key}` has the invalid value {raw:?} (expected on or off)")),
+        }
+    }
+
     /// `key` parsed as `T`, or `default` when absent; a value that does not
     /// parse is an error naming the option.
     pub fn parse_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, String> {
@@ -322,5 +335,22 @@ impl<F: Format> Plugin for F {
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
         Format::lint(self, file)
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_reads_one_set_of_words_and_names_a_bad_value() {
+        let values = |v: &str| vec![OptionValue { key: "strict".into(), value: v.into() }];
+        for (value, want) in [("on", true), ("TRUE", true), ("yes", true), ("1", true), ("off", false), ("No", false)] {
+            assert_eq!(Options(&values(value)).flag("strict", !want), Ok(want), "{value}");
+        }
+        assert_eq!(Options(&values("")).flag("strict", true), Ok(true));
+        assert_eq!(Options(&[]).flag("strict", false), Ok(false));
+        let error = Options(&values("maybe")).flag("strict", false).unwrap_err();
+        assert_eq!(error, "option `strict` has the invalid value \"maybe\" (expected on or off)");
     }
 }

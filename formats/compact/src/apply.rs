@@ -24,17 +24,7 @@ pub(crate) struct Settings {
 
 impl Settings {
     pub(crate) fn read(options: Options<'_>) -> Result<Self, EditFailure> {
-        let guard = match options.get("stale-guard").map(|v| v.trim().to_ascii_lowercase()) {
-            None => true,
-            Some(v) if ["", "on", "true", "yes", "1"].contains(&v.as_str()) => true,
-            Some(v) if ["off", "false", "no", "0"].contains(&v.as_str()) => false,
-            Some(v) => {
-                return Err(EditFailure::new(
-                    FailureKind::Malformed,
-                    format!("option `stale-guard` has the invalid value {v:?} (expected on or off)"),
-                ));
-            }
-        };
+        let guard = options.flag("stale-guard", true).map_err(|m| EditFailure::new(FailureKind::Malformed, m))?;
         let base_hash = options
             .get("base-hash")
             .map(|v| v.trim().trim_start_matches('@').to_ascii_lowercase())

@@ -161,14 +161,7 @@ if __name__ == \"__main__\":
 
 /// Read the `strict` option.
 pub fn strict_option(options: Options<'_>) -> Result<bool, String> {
-    match options.get("strict").map(|v| v.trim().to_ascii_lowercase()) {
-        None => Ok(false),
-        Some(v) => match v.as_str() {
-            "" | "false" | "no" | "off" | "0" => Ok(false),
-            "true" | "yes" | "on" | "1" => Ok(true),
-            _ => Err(format!("option `strict` has the invalid value {v:?} (expected true or false)")),
-        },
-    }
+    options.flag("strict", false)
 }
 
 impl Format for UnifiedDiff {
