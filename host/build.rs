@@ -19,18 +19,7 @@ use sha2::{Digest, Sha256};
 fn main() {
     let workspace = wasm::workspace();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    for path in ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "formats", "Cargo.lock"] {
-        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
-    }
-    let crates = wasm::crates_in(&workspace.join("formats"));
-    for c in &crates {
-        println!("cargo:rerun-if-changed={}", c.dir.display());
-    }
-    let artifacts = wasm::build_components(
-        &workspace,
-        &workspace.join("target").join("wasm-plugins"),
-        &crates.iter().collect::<Vec<_>>(),
-    );
+    let (crates, artifacts) = wasm::build_plugins_under(&workspace, &["formats"]);
     let precompiler = Precompiler::for_this_build(&out_dir);
 
     let mut table = String::from(

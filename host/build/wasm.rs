@@ -96,6 +96,23 @@ pub fn build_components(workspace: &Path, target_dir: &Path, crates: &[&WasmCrat
 }
 
 /// Where `build_components` put `package`'s component.
+/// Build every plugin crate under `dirs` (relative to the workspace) as a
+/// wasm component, telling cargo to rerun when they or the SDK change.
+/// Returns the crates and the directory holding their components.
+pub fn build_plugins_under(workspace: &Path, dirs: &[&str]) -> (Vec<WasmCrate>, PathBuf) {
+    let sdk = ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "Cargo.lock"];
+    for path in sdk.iter().chain(dirs) {
+        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
+    }
+    let crates: Vec<WasmCrate> = dirs.iter().flat_map(|dir| crates_in(&workspace.join(dir))).collect();
+    for c in &crates {
+        println!("cargo:rerun-if-changed={}", c.dir.display());
+    }
+    let artifacts =
+        build_components(workspace, &workspace.join("target").join("wasm-plugins"), &crates.iter().collect::<Vec<_>>());
+    (crates, artifacts)
+}
+
 pub fn component_path(artifacts: &Path, package: &str) -> PathBuf {
     artifacts.join(format!("{}.wasm", package.replace('-', "_")))
 }

@@ -38,6 +38,10 @@
 //! # }
 //! ```
 //!
+//! [`pipeline::prepare`] stops before writing: a caller can
+//! [`preview`](Prepared::preview) each edit and [`apply`](Prepared::apply)
+//! all but the ones a person rejected (what `--interactive` does).
+//!
 //! Beneath it: the wasm plugin [`runtime`], the format [`registry`] (the
 //! `edit_format` factory), [`config`], the input [`limits`], the
 //! [`transaction`] that reads and writes files, and the [`report`].
@@ -56,6 +60,7 @@ pub mod report;
 pub mod runtime;
 pub mod schema;
 pub mod snippet;
+pub mod style;
 pub mod suffix;
 pub mod tokens;
 pub mod transaction;
@@ -63,5 +68,5 @@ pub mod view;
 pub mod workspace;
 
 pub use error::Error;
-pub use pipeline::{Applied, ApplyOptions};
+pub use pipeline::{Applied, ApplyOptions, Prepared};
 pub use workspace::Workspace;

@@ -232,7 +232,7 @@ impl Registry {
         let wanted = name.trim().to_ascii_lowercase();
         self.entries
             .iter()
-            .find(|e| e.name == wanted || e.aliases.iter().any(|a| *a == wanted))
+            .find(|e| e.name == wanted || e.aliases.contains(&wanted))
             .ok_or_else(|| RegistryError::Unknown { name: name.to_string(), valid: self.valid_names() })
     }
 

@@ -87,7 +87,11 @@ pub fn settle<R>(
     mut run: impl FnMut(&[Alias]) -> Result<Run<R>, Error>,
 ) -> Result<Settled<R>, Error> {
     let as_named = run(&[])?;
-    let mine = |alias: &Alias| -> Vec<usize> { (0..edits.len()).filter(|&i| edits[i].path == alias.named).collect() };
+    // The edits of the named path that were tried (not refused, not left out).
+    let tried: Vec<bool> = as_named.1.iter().map(Option::is_some).collect();
+    let mine = |alias: &Alias| -> Vec<usize> {
+        (0..edits.len()).filter(|&i| tried[i] && edits[i].path == alias.named).collect()
+    };
     // Whether every edit of the named path applied in `run`, and there
     // (`exactly`: not retried on another file, as a SEARCH block may be).
     let applied = |alias: &Alias, (_, verdicts, _): &Run<R>, exactly: bool| {
@@ -129,14 +133,19 @@ pub fn settle<R>(
             }
         }
     };
-    // A file moved to a path its own name ends with is no file beside it.
-    let moved_from =
-        |alias: &Alias| edits.iter().any(|e| e.path == alias.real && e.related_paths.contains(&alias.named));
+    // A new path is announced when a tried edit writes it, unless it is a
+    // file moved to a path its own name ends with (no file beside it).
+    let created = |alias: &Alias| {
+        let writes =
+            |(i, e): (usize, &Edit)| tried[i] && (e.path == alias.named || e.related_paths.contains(&alias.named));
+        let moved_from = |e: &Edit| e.path == alias.real && e.related_paths.contains(&alias.named);
+        edits.iter().enumerate().any(writes) && !edits.iter().any(moved_from)
+    };
     let notes = candidates
         .iter()
         .filter_map(|alias| match taken.contains(alias) {
             true => Some(redirected_note(alias, applied(alias, &result, false))),
-            false => (!moved_from(alias)).then(|| created_note(alias)),
+            false => created(alias).then(|| created_note(alias)),
         })
         .collect();
     Ok(Settled { aliases: taken, run: result, notes })

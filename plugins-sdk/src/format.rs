@@ -17,6 +17,19 @@ impl<'a> Options<'a> {
         self.0.iter().rev().find(|o| o.key == key).map(|o| o.value.as_str())
     }
 
+    /// `key` as a switch: `on`/`true`/`yes`/`1` or `off`/`false`/`no`/`0`
+    /// (any case), `default` when absent or empty; any other value is an
+    /// error naming the option. One reading for every format's switches.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, String> {
+        let Some(raw) = self.get(key) else { return Ok(default) };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" => Ok(default),
+            "on" | "true" | "yes" | "1" => Ok(true),
+            "off" | "false" | "no" | "0" => Ok(false),
+            _ => Err(format!("option `{key}` has the invalid value {raw:?} (expected on or off)")),
+        }
+    }
+
     /// `key` parsed as `T`, or `default` when absent; a value that does not
     /// parse is an error naming the option.
     pub fn parse_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, String> {
@@ -41,6 +54,13 @@ pub struct ParsedEdit<Op> {
     pub summary: String,
     /// The format's private payload.
     pub op: Op,
+}
+
+impl<Op> ParsedEdit<Op> {
+    /// An edit of `path` written at `span`, described by `summary`.
+    pub fn new(path: impl Into<String>, span: Span, summary: impl Into<String>, op: Op) -> Self {
+        ParsedEdit { path: path.into(), related_paths: Vec::new(), span, summary: summary.into(), op }
+    }
 }
 
 /// What a format's `parse` returns.
@@ -69,6 +89,13 @@ pub struct Applied {
     pub lines: Option<LineRange>,
     /// Set when the edit landed on another file than the one it named.
     pub applied_path: Option<String>,
+}
+
+impl Applied {
+    /// An edit that changed `lines` (of the file as it was), told as `message`.
+    pub fn at(lines: LineRange, message: impl Into<String>) -> Self {
+        Applied { message: message.into(), lines: Some(lines), applied_path: None }
+    }
 }
 
 /// A failed edit: why, and what the model should do instead.
@@ -171,6 +198,34 @@ pub fn apply_each<F: Format + ?Sized>(
             workspace.set_current(index);
             format.apply_edit(workspace, edit, options)
         })
+        .collect()
+}
+
+/// Apply `edits` a file at a time, for formats whose edits of one file are
+/// checked together against the file as it was (line numbers, anchors):
+/// `per_file` gets each path once, in the order the reply first names it,
+/// with its edits (index in `edits`, op) in reply order, and returns an
+/// outcome for each of those indexes.
+pub fn apply_by_file<'e, Op>(
+    edits: &'e [ParsedEdit<Op>],
+    mut per_file: impl FnMut(&'e str, Vec<(usize, &'e Op)>) -> Vec<(usize, Result<Applied, EditFailure>)>,
+) -> Vec<Result<Applied, EditFailure>> {
+    let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
+    let mut paths: Vec<&str> = Vec::new();
+    for edit in edits {
+        if !paths.contains(&edit.path.as_str()) {
+            paths.push(&edit.path);
+        }
+    }
+    for path in paths {
+        let group = edits.iter().enumerate().filter(|(_, e)| e.path == path).map(|(i, e)| (i, &e.op)).collect();
+        for (i, outcome) in per_file(path, group) {
+            results[i] = Some(outcome);
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "internal error: no outcome"))))
         .collect()
 }
 
@@ -280,5 +335,22 @@ impl<F: Format> Plugin for F {
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
         Format::lint(self, file)
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_reads_one_set_of_words_and_names_a_bad_value() {
+        let values = |v: &str| vec![OptionValue { key: "strict".into(), value: v.into() }];
+        for (value, want) in [("on", true), ("TRUE", true), ("yes", true), ("1", true), ("off", false), ("No", false)] {
+            assert_eq!(Options(&values(value)).flag("strict", !want), Ok(want), "{value}");
+        }
+        assert_eq!(Options(&values("")).flag("strict", true), Ok(true));
+        assert_eq!(Options(&[]).flag("strict", false), Ok(false));
+        let error = Options(&values("maybe")).flag("strict", false).unwrap_err();
+        assert_eq!(error, "option `strict` has the invalid value \"maybe\" (expected on or off)");
     }
 }

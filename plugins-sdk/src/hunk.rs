@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::matching::{BlockMatch, Haystack, Level, Reindent};
+use crate::matching::{BlockMatch, Haystack, Level, Reindent, written_line};
 
 /// One line of a hunk, without its marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,9 @@ pub struct LineSplice {
 /// The splices that apply `lines` where their old side matched (`found`,
 /// from [`find_block`](crate::matching::find_block) on [`old_side`]): one
 /// per run of removed and added lines, in file order. Added lines are
-/// re-indented when the match ignored indentation or look-alikes.
+/// re-indented when the match ignored indentation or look-alikes, and lose
+/// stray trailing whitespace when the match was not exact
+/// ([`written_line`]).
 pub fn hunk_splices(hay: &Haystack<'_>, lines: &[HunkLine<'_>], found: &BlockMatch) -> Vec<LineSplice> {
     let reindent = match found.level {
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
@@ -87,7 +89,7 @@ pub fn hunk_splices(hay: &Haystack<'_>, lines: &[HunkLine<'_>], found: &BlockMat
                 current
                     .get_or_insert_with(|| LineSplice { range: at..at, lines: Vec::new() })
                     .lines
-                    .push(reindent.apply(text));
+                    .push(reindent.apply(written_line(text, found.level)));
             }
         }
     }

@@ -77,7 +77,7 @@ pub mod types;
 pub mod view;
 mod workspace;
 
-pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_each};
+pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each};
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.
@@ -85,8 +85,10 @@ pub const CONTRACT_VERSION: &str = "0.1.0";
 
 /// Everything a format author usually needs.
 pub mod prelude {
+    pub use crate::fence::fenced_blocks;
     pub use crate::format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
     pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
+    pub use crate::paths::path_before;
     pub use crate::source::SourceMap;
     pub use crate::text::TextStyle;
     pub use crate::types::*;
@@ -120,7 +122,9 @@ macro_rules! export_format {
 
             unsafe extern "C" fn info(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
                 // SAFETY: the host passes a readable request and a writable response slot.
-                unsafe { serve(request, len, response, |(): ()| $crate::Plugin::info(instance())) }
+                unsafe { serve(request, len, response, |(): ()| {
+                    $crate::types::info_with_version($crate::Plugin::info(instance()), env!("CARGO_PKG_VERSION"))
+                }) }
             }
             unsafe extern "C" fn detect(request: *const u8, len: usize, response: *mut NativeBuffer) -> u32 {
                 // SAFETY: as for `info`.
@@ -192,7 +196,7 @@ macro_rules! export_format {
 
             impl Guest for Export {
                 fn info() -> FormatInfo {
-                    $crate::Plugin::info(instance())
+                    $crate::types::info_with_version($crate::Plugin::info(instance()), env!("CARGO_PKG_VERSION"))
                 }
                 fn detect(reply: String) -> f32 {
                     $crate::Plugin::detect(instance(), &reply)

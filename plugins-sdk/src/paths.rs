@@ -111,8 +111,7 @@ pub fn path_from_line(line: &str) -> Option<String> {
             trimmed
                 .split_whitespace()
                 .map(|word| word.trim_matches(decoration))
-                .filter(|word| looks_like_path(word))
-                .last()
+                .rfind(|word| looks_like_path(word))
                 .map(normalize)
         })?
     })

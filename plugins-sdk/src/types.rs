@@ -9,6 +9,18 @@ pub use crate::bindings::agent_apply::format::types::{
 };
 
 impl FailureKind {
+    /// Every kind, in the contract's order.
+    pub const ALL: [FailureKind; 8] = [
+        FailureKind::Malformed,
+        FailureKind::NotFound,
+        FailureKind::Ambiguous,
+        FailureKind::Stale,
+        FailureKind::OutOfRange,
+        FailureKind::Overlap,
+        FailureKind::AlreadyApplied,
+        FailureKind::Forbidden,
+    ];
+
     /// The kebab-case name used in reports and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -25,6 +37,9 @@ impl FailureKind {
 }
 
 impl Severity {
+    /// Every severity, most severe first.
+    pub const ALL: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Note];
+
     /// The lowercase name used in reports and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -120,6 +135,37 @@ impl MatchInfo {
         self.stated_line = Some(stated_line);
         self
     }
+}
+
+/// Everything empty: a format sets what it has (`name`, `summary`,
+/// `instructions`, an example) and leaves the rest with
+/// `..FormatInfo::default()`. An empty `version` is filled with the format
+/// crate's own version by [`export_format!`](crate::export_format).
+impl Default for FormatInfo {
+    fn default() -> Self {
+        FormatInfo {
+            name: String::new(),
+            aliases: Vec::new(),
+            version: String::new(),
+            summary: String::new(),
+            instructions: String::new(),
+            example_reply: String::new(),
+            example_files: Vec::new(),
+            options: Vec::new(),
+            detect_hints: Vec::new(),
+        }
+    }
+}
+
+/// The format's info with its crate version filled in when it left it
+/// empty (used by [`export_format!`](crate::export_format), which knows the
+/// version of the crate it is expanded in).
+#[doc(hidden)]
+pub fn info_with_version(mut info: FormatInfo, crate_version: &str) -> FormatInfo {
+    if info.version.is_empty() {
+        info.version = crate_version.to_string();
+    }
+    info
 }
 
 impl File {

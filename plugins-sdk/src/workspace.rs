@@ -1,5 +1,7 @@
 //! The in-memory files a reply's edits apply to.
 
+use crate::format::EditFailure;
+use crate::types::FailureKind;
 use std::collections::BTreeMap;
 
 use crate::types::{Change, File, MatchInfo, Renamed};
@@ -54,6 +56,15 @@ impl Workspace {
     /// The current content of `path`, or `None` if it does not exist.
     pub fn read(&self, path: &str) -> Option<&str> {
         self.files.get(path).and_then(|e| e.current.as_deref())
+    }
+
+    /// The current content of `path`, or a not-found failure naming it (for
+    /// edits that change existing files).
+    pub fn read_existing(&self, path: &str) -> Result<&str, EditFailure> {
+        self.read(path).ok_or_else(|| {
+            EditFailure::new(FailureKind::NotFound, format!("{path} does not exist"))
+                .with_hint("check the path; name a file that exists in the repository")
+        })
     }
 
     /// Whether `path` exists now.

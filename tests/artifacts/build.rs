@@ -16,21 +16,7 @@ const NATIVE: &[&str] = &["ops-json", "hostile-plugin", "wrong-abi-plugin"];
 fn main() {
     let workspace = wasm::workspace();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    for path in
-        ["plugins-sdk/src", "plugins-sdk/wit", "plugins-sdk/Cargo.toml", "tests/plugins", "examples", "Cargo.lock"]
-    {
-        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
-    }
-    let mut crates = wasm::crates_in(&workspace.join("tests/plugins"));
-    crates.extend(wasm::crates_in(&workspace.join("examples")));
-    for c in &crates {
-        println!("cargo:rerun-if-changed={}", c.dir.display());
-    }
-    let artifacts = wasm::build_components(
-        &workspace,
-        &workspace.join("target").join("wasm-plugins"),
-        &crates.iter().collect::<Vec<_>>(),
-    );
+    let (crates, artifacts) = wasm::build_plugins_under(&workspace, &["tests/plugins", "examples"]);
     let mut constants = String::new();
     for c in &crates {
         let path = wasm::component_path(&artifacts, &c.package);

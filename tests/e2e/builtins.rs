@@ -33,6 +33,9 @@ fn listing_the_built_in_formats_runs_none_and_says_what_each_says_of_itself() {
         let listed = registry.summary(entry).unwrap();
         let info = registry.instantiate(entry).unwrap().info().unwrap();
         assert_eq!((listed.version, listed.summary), (info.version, info.summary), "{}", entry.name);
+        // The name and aliases the registry takes from the format crate's
+        // [package.metadata.agent-apply] are the ones the format gives.
+        assert_eq!((&entry.name, &entry.aliases), (&info.name, &info.aliases), "{}", entry.name);
     }
     let written: Vec<_> = std::fs::read_dir(cache.path()).map(|d| d.collect()).unwrap_or_default();
     assert!(written.is_empty(), "nothing is cached for built-in formats: {written:?}");

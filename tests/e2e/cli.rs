@@ -6,6 +6,18 @@ use serde_json::Value;
 use crate::common::bin;
 use crate::common::report_json as json;
 
+/// `--json` is one option for every command, before or after its name;
+/// a command without JSON output says so, as a JSON error.
+#[test]
+fn json_is_global_and_refused_where_there_is_none() {
+    let before = bin().args(["--json", "formats"]).assert().success();
+    assert!(json(&before.get_output().stdout)["formats"].is_array());
+    let out = bin().args(["read", "--json", "--format", "whole", "a.txt"]).assert().code(2);
+    let error = json(&out.get_output().stdout);
+    assert_eq!(error["error"]["message"], "`read` does not print JSON");
+    assert!(error["error"]["hints"][0].as_str().unwrap().contains("apply, parse, formats"));
+}
+
 #[test]
 fn formats_json_lists_builtin_wasm_formats() {
     let cache = tempfile::tempdir().unwrap();
@@ -146,4 +158,52 @@ fn a_hostile_config_plugin_is_reported_and_the_host_survives() {
 fn completions_and_man_page() {
     bin().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("git-agent-apply"));
     bin().arg("man").assert().success().stdout(predicate::str::contains(".TH"));
+}
+
+#[test]
+fn verbose_shows_plugin_output_and_timings() {
+    let repo = crate::repo::TestRepo::with(&[("a.txt", "one\n")]);
+    let edit = "a.txt\n```\n<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n```\n";
+    let out = repo.apply().args(["-v", "-"]).write_stdin(edit).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("plugin editblock: nothing captured from its stderr"), "{stderr}");
+    let timings = stderr.lines().find(|l| l.starts_with("timings: ")).unwrap_or_else(|| panic!("{stderr}"));
+    for phase in ["parse ", "apply ", "git ", "checks ", "total "] {
+        assert!(timings.contains(phase) && timings.ends_with(" ms"), "{timings}");
+    }
+    // stdout keeps only the report; without -v, none of it.
+    assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("timings"));
+    let quiet = repo.apply().args(["parse", "-"]).write_stdin(edit).assert().success();
+    assert!(quiet.get_output().stderr.is_empty(), "{:?}", quiet.get_output());
+
+    // What a plugin writes to stderr is shown, by parse and apply alike.
+    std::fs::write(
+        repo.path().join(".agent-apply.toml"),
+        format!("[plugins.hostile]\npath = {:?}\n", crate::common::HOSTILE_WASM),
+    )
+    .unwrap();
+    for command in [&["parse", "-v", "--format", "hostile", "-"][..], &["-v", "--format", "hostile", "-"]] {
+        let out = repo.apply().args(command).write_stdin("chatter").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("plugin hostile wrote to stderr:\nhostile plugin chatters on stderr"), "{stderr}");
+        assert!(stderr.contains("timings: parse "), "{stderr}");
+    }
+    // lint runs every format over the files: their output and its time.
+    let out = repo.apply().args(["lint", "-v"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("plugin hostile: nothing captured") && stderr.contains("files linted, total "), "{stderr}");
+}
+
+#[test]
+fn suggested_commands_are_listed_in_text_too() {
+    let repo = crate::repo::TestRepo::with(&[("a.txt", "one\n")]);
+    let reply =
+        "a.txt\n```\n<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n```\n\nThen run:\n\n```bash\ncargo test\n```\n";
+    let out = repo.apply().arg("-").write_stdin(reply).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout);
+    assert!(
+        stdout.contains("suggested command (reply line ") && stdout.contains(", not run): cargo test\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("committed "), "{stdout}");
 }

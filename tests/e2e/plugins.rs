@@ -223,6 +223,24 @@ fn plugin_new_output_builds_and_its_tests_pass() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "cargo test failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("3 passed"), "{stdout}");
+    // The format itself is short: at most 40 lines of code before its tests.
+    let lib = std::fs::read_to_string(crate_dir.join("src/lib.rs")).unwrap();
+    let code = lib.split("#[cfg(test)]").next().unwrap().lines();
+    let code_lines = code.filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//")).count();
+    assert!(code_lines <= 40, "the scaffold's format is {code_lines} lines of code");
+    // It is already formatted as `cargo fmt` would, with the style it ships.
+    let fmt = Command::new("cargo").current_dir(&crate_dir).args(["fmt", "--check"]).output().unwrap();
+    assert!(fmt.status.success(), "{}", String::from_utf8_lossy(&fmt.stdout));
+    // And it builds as a wasm component that `plugin check` accepts.
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&crate_dir)
+        .args(["build", "--offline", "--quiet", "--release", "--target", "wasm32-wasip2"])
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "wasm build failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    bin().args(["plugin", "check"]).arg(target.join("wasm32-wasip2/release/my_format.wasm")).assert().success();
 
     // A second scaffold into a non-empty directory is refused.
     bin()

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agent_apply::style::ERROR;
+
 use crate::common::{OPS_JSON_WASM, bin};
 use crate::pty::OnTerminal;
 use crate::repo::{TestRepo, whole_reply};
@@ -211,7 +213,43 @@ fn at_a_terminal_stdin_says_how_to_paste_and_an_empty_paste_is_named() {
     let (code, seen) = terminal.finish();
     assert_eq!(code, Some(2), "{seen}");
     assert!(seen.contains("the reply is empty"), "{seen:?}");
-    assert!(seen.contains("\u{1b}[1;31merror:"), "error: is in colour at a terminal: {seen:?}");
+    assert!(seen.contains(&in_style(ERROR, "error:")), "error: is in colour at a terminal: {seen:?}");
+}
+
+/// `text` as anstyle writes it in `style`.
+fn in_style(style: anstyle::Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+#[test]
+fn failed_is_in_colour_at_a_terminal_unless_no_color() {
+    let repo = TestRepo::with(&[("a.txt", "a\n")]);
+    let reply = repo.path().join(".git/reply.md");
+    std::fs::write(&reply, "a.txt\n```\n<<<<<<< SEARCH\nnot there\n=======\nb\n>>>>>>> REPLACE\n```\n").unwrap();
+    let mut command = repo.apply_process();
+    command.arg(&reply);
+    let (code, seen) = OnTerminal::spawn(command).finish();
+    assert_eq!(code, Some(1), "{seen}");
+    assert!(seen.contains(&format!("edit 1 a.txt {} (not-found)", in_style(ERROR, "FAILED"))), "{seen:?}");
+
+    let mut command = repo.apply_process();
+    command.env("NO_COLOR", "1").arg(&reply);
+    let (code, seen) = OnTerminal::spawn(command).finish();
+    assert_eq!(code, Some(1), "{seen}");
+    assert!(seen.contains("edit 1 a.txt FAILED (not-found)"), "{seen:?}");
+    assert!(!seen.contains('\u{1b}'), "{seen:?}");
+
+    // A failed check, and off a terminal: plain.
+    let check = ["--check", "false"];
+    let edit = whole_reply(&[("a.txt", "b\n")]);
+    let mut command = repo.apply_process();
+    command.args(check).arg("--dry-run").arg("-");
+    let (code, seen) = OnTerminal::spawn_piping(command, edit.as_bytes()).finish();
+    assert_eq!(code, Some(3), "{seen}");
+    assert!(seen.contains(&format!("check `false` {}", in_style(ERROR, "FAILED"))), "{seen:?}");
+    let out = repo.apply().args(check).write_stdin(edit).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("check `false` FAILED") && !stdout.contains('\u{1b}'), "{stdout:?}");
 }
 
 #[test]

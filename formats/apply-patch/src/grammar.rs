@@ -70,6 +70,19 @@ struct Parser<'p, 'a> {
 }
 
 impl Parser<'_, '_> {
+    /// The first edit's span (edit `first` of the reply) starts at the
+    /// patch's `*** Begin Patch`, so the envelope is read as part of an edit,
+    /// not left as a marker no format read.
+    fn cover_begin(&mut self, first: usize) {
+        if let Some(first) = self.parsed.edits.get_mut(first) {
+            let begin = self.place.span(self.located.begin..self.located.begin);
+            if begin.start < first.span.start {
+                first.span.start = begin.start;
+                first.span.first_line = begin.first_line;
+            }
+        }
+    }
+
     fn run(&mut self) {
         let before = self.parsed.edits.len();
         while let Some(&(at, line)) = self.lines.get(self.i) {
@@ -91,19 +104,11 @@ impl Parser<'_, '_> {
                 return;
             }
             if self.i == usize::MAX {
+                self.cover_begin(before);
                 return; // prose ended the patch
             }
         }
-        // The first edit's span starts at the patch's `*** Begin Patch`, so
-        // the envelope is read as part of an edit, not left as a marker no
-        // format read.
-        if let Some(first) = self.parsed.edits.get_mut(before) {
-            let begin = self.place.span(self.located.begin..self.located.begin);
-            if begin.start < first.span.start {
-                first.span.start = begin.start;
-                first.span.first_line = begin.first_line;
-            }
-        }
+        self.cover_begin(before);
         if self.located.ending == Ending::Open {
             self.cut_off();
         } else if self.parsed.edits.len() == before {

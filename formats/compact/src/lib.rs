@@ -62,11 +62,14 @@
 //! lines.`; the others report their old and new ranges.
 
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
+use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
+mod apply;
 pub mod parse;
+
+use apply::{Settings, apply_file};
 
 #[derive(Default)]
 pub struct Compact;
@@ -231,38 +234,29 @@ impl Format for Compact {
             Ok(settings) => settings,
             Err(failure) => return edits.iter().map(|_| Err(failure.clone())).collect(),
         };
-        let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
-        let mut paths: Vec<&str> = Vec::new();
-        for edit in edits {
-            if !paths.contains(&edit.path.as_str()) {
-                paths.push(&edit.path);
-            }
-        }
-        for path in paths {
-            let indexes: Vec<usize> = (0..edits.len()).filter(|&i| edits[i].path == path).collect();
+        agent_apply_sdk::apply_by_file(edits, |path, ops| {
             let Some(content) = workspace.read(path) else {
-                for &i in &indexes {
-                    results[i] = Some(Err(EditFailure::new(
+                let missing = |(i, op): (usize, &RangeEdit)| {
+                    let failure = EditFailure::new(
                         FailureKind::NotFound,
-                        format!("{} on {path}: {path} does not exist", edits[i].op.label()),
+                        format!("{} on {path}: {path} does not exist", op.label()),
                     )
-                    .with_hint("compact edits change existing files; to create one, use the `whole` format")));
-                }
-                continue;
+                    .with_hint("compact edits change existing files; to create one, use the `whole` format");
+                    (i, Err(failure))
+                };
+                return ops.into_iter().map(missing).collect();
             };
-            let ops: Vec<(usize, &RangeEdit)> = indexes.iter().map(|&i| (i, &edits[i].op)).collect();
             let (new_content, outcomes) = apply_file(path, content, &ops, &settings);
-            for (i, outcome) in outcomes {
+            for (i, outcome) in &outcomes {
                 if outcome.is_ok() {
-                    workspace.note_match_of(i, MatchInfo::at("line-numbers"));
+                    workspace.note_match_of(*i, MatchInfo::at("line-numbers"));
                 }
-                results[i] = Some(outcome);
             }
             if let Some(new_content) = new_content {
                 workspace.write(path, new_content);
             }
-        }
-        results.into_iter().map(|r| r.expect("every edit has an outcome")).collect()
+            outcomes
+        })
     }
 
     /// The numbered view: a first line `PATH @TAG (N lines)`, then each line
@@ -291,44 +285,6 @@ impl Format for Compact {
     }
 }
 
-/// Format options, read once per `apply`.
-#[derive(Debug, Clone, Default)]
-struct Settings {
-    edit_file: Option<String>,
-    base_hash: Option<String>,
-    guard: bool,
-}
-
-impl Settings {
-    fn read(options: Options<'_>) -> Result<Self, EditFailure> {
-        let guard = match options.get("stale-guard").map(|v| v.trim().to_ascii_lowercase()) {
-            None => true,
-            Some(v) if ["", "on", "true", "yes", "1"].contains(&v.as_str()) => true,
-            Some(v) if ["off", "false", "no", "0"].contains(&v.as_str()) => false,
-            Some(v) => {
-                return Err(EditFailure::new(
-                    FailureKind::Malformed,
-                    format!("option `stale-guard` has the invalid value {v:?} (expected on or off)"),
-                ));
-            }
-        };
-        let base_hash = options
-            .get("base-hash")
-            .map(|v| v.trim().trim_start_matches('@').to_ascii_lowercase())
-            .filter(|v| !v.is_empty());
-        let edit_file = options.get("file").map(|f| agent_apply_sdk::paths::normalize(f.trim()));
-        Ok(Settings { edit_file, base_hash, guard })
-    }
-
-    /// The tag an edit of `path` was written against.
-    fn tag_for(&self, path: &str, edit: &RangeEdit) -> Option<String> {
-        edit.tag.clone().or_else(|| match &self.edit_file {
-            Some(file) if file != path => None,
-            _ => self.base_hash.clone(),
-        })
-    }
-}
-
 pub use agent_apply_sdk::view::version_tag;
 
 /// `PATH @TAG (N lines)` and the numbered lines of `ranges` (all when empty).
@@ -336,349 +292,6 @@ pub fn numbered_view(path: &str, content: &str, ranges: &[LineRange]) -> String 
     let mut out = agent_apply_sdk::view::view_header(path, content);
     out.push_str(&render_ranges(content, ranges, |n, line| format!("{n}: {line}")));
     out
-}
-
-fn same(a: &str, b: &str) -> bool {
-    a.trim_end() == b.trim_end()
-}
-
-/// A line that means something on its own: not blank, not a lone brace or
-/// keyword such as `}` or `end`.
-fn distinctive(line: &str) -> bool {
-    let t = line.trim();
-    t.chars().count() >= 6 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3
-}
-
-fn plural(n: usize) -> String {
-    if n == 1 { "1 line".into() } else { format!("{n} lines") }
-}
-
-/// Apply the edits of one file. Returns the new content (when any edit
-/// applied) and an outcome per edit index.
-#[allow(clippy::type_complexity)]
-fn apply_file(
-    path: &str,
-    content: &str,
-    ops: &[(usize, &RangeEdit)],
-    settings: &Settings,
-) -> (Option<String>, Vec<(usize, Result<Applied, EditFailure>)>) {
-    let (_, body) = split_bom(content);
-    let lines: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
-    let n = lines.len() as u32;
-    let current_tag = version_tag(content);
-    let view = |from: u32, to: u32| numbered_view(path, content, &[LineRange::new(from.max(1), to.min(n))]);
-    let mut failed: Vec<(usize, EditFailure)> = Vec::new();
-
-    // 1. Version tags.
-    let stale_tag = ops
-        .iter()
-        .find_map(|(_, op)| settings.tag_for(path, op).filter(|tag| !agent_apply_sdk::view::tag_matches(tag, content)));
-    if let Some(tag) = stale_tag {
-        let outcomes = ops
-            .iter()
-            .map(|&(i, op)| {
-                let lo = op.start.saturating_sub(3);
-                let hi = op.end.max(op.start).saturating_add(3);
-                let failure = EditFailure::new(
-                    FailureKind::Stale,
-                    format!(
-                        "{} on {path} is stale: it was written against version @{tag}, but the file is now \
-                         @{current_tag}",
-                        op.label()
-                    ),
-                )
-                .with_hint(format!(
-                    "{path} changed since you read it. Its lines there now:\n{}Resend the edit with fresh line \
-                     numbers and @{current_tag}.",
-                    view(lo, hi)
-                ));
-                (i, Err(failure))
-            })
-            .collect();
-        return (None, outcomes);
-    }
-
-    // 2. View prefixes copied into the replacement; 3. ranges.
-    for &(i, op) in ops {
-        if copied_prefixes(&op.lines) {
-            failed.push((
-                i,
-                EditFailure::new(
-                    FailureKind::Malformed,
-                    format!("{} on {path}: the replacement lines still carry the view's `N: ` numbers", op.label()),
-                )
-                .with_hint("send the new lines as they should appear in the file, without the line numbers"),
-            ));
-            continue;
-        }
-        if op.start == 0 || op.end > n || op.end + 1 < op.start || op.start > n + 1 {
-            let wanted = if op.is_insertion() {
-                format!("inserts before line {}", op.start)
-            } else {
-                format!("replaces lines {}", op.range_text())
-            };
-            failed.push((
-                i,
-                EditFailure::new(
-                    FailureKind::OutOfRange,
-                    format!("{} is out of range: it {wanted}, but {path} has only {}", op.label(), plural(n as usize)),
-                )
-                .with_hint(format!(
-                    "ranges go from 1 to {n}; to add lines at the end, insert with {}-{n}. The file ends:\n{}",
-                    n + 1,
-                    view(n.saturating_sub(2), n)
-                ))
-                .at(LineRange::new(op.start, op.end)),
-            ));
-        }
-    }
-
-    // 4. Overlaps among the edits still standing. Only edits whose spans
-    // touch a neighbour's (in line order) can overlap anything; the others
-    // are not searched, so thousands of edits of one file stay cheap.
-    let failed_now: std::collections::HashSet<usize> = failed.iter().map(|(i, _)| *i).collect();
-    let standing: Vec<(usize, &RangeEdit)> = ops.iter().copied().filter(|(i, _)| !failed_now.contains(i)).collect();
-    let near = touching_neighbours(&standing);
-    let mut overlapping = Vec::new();
-    for &(i, a) in standing.iter().filter(|(i, _)| near.contains(i)) {
-        if let Some(&(_, b)) = standing.iter().find(|&&(j, b)| j != i && overlaps(a, b)) {
-            overlapping.push((
-                i,
-                EditFailure::new(FailureKind::Overlap, format!("{} overlaps {} on {path}", a.label(), b.label()))
-                    .with_hint(
-                        "every range refers to the file as you read it, so two edits may not touch the same line; \
-                     merge them into one edit",
-                    )
-                    .at(LineRange::new(a.start, a.end)),
-            ));
-        }
-    }
-    let overlapped: std::collections::HashSet<usize> = overlapping.iter().map(|(i, _)| *i).collect();
-    failed.extend(overlapping);
-
-    // 5. The stale-number guard.
-    let mut standing: Vec<(usize, &RangeEdit)> =
-        standing.into_iter().filter(|(i, _)| !overlapped.contains(i)).collect();
-    if settings.guard {
-        let evidence = standing.iter().find_map(|&(i, op)| {
-            if settings.tag_for(path, op).is_some() {
-                return None;
-            }
-            suspicious(path, &lines, op, &view).map(|failure| (i, op, failure))
-        });
-        if let Some((culprit, culprit_op, failure)) = evidence {
-            for &(i, op) in &standing {
-                let failure = if i == culprit {
-                    failure.clone()
-                } else {
-                    EditFailure::new(
-                        FailureKind::Stale,
-                        format!(
-                            "{} on {path} was not applied: {} suggests the line numbers for {path} are off",
-                            op.label(),
-                            culprit_op.label()
-                        ),
-                    )
-                    .with_hint(format!("read {path} again and resend every edit of it with fresh line numbers"))
-                };
-                failed.push((i, failure));
-            }
-            standing.clear();
-        }
-    }
-
-    // A replacement that leaves code out (a placeholder the file does not
-    // have) is refused: the SDK's rule for every format.
-    standing.retain(|&(i, op)| {
-        let old = lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
-        let new: Vec<&str> = op.lines.iter().map(String::as_str).collect();
-        let Some(failure) = agent_apply_sdk::matching::elided_replacement(old, &new, &lines) else { return true };
-        failed.push((i, EditFailure { message: format!("{} on {path}: {}", op.label(), failure.message), ..failure }));
-        false
-    });
-
-    // 6. Apply, one forward pass over the original lines (the same as
-    // applying the sorted edits from the bottom up).
-    standing.sort_by_key(|(i, op)| (op.start, op.end, *i));
-    let mut outcomes: Vec<(usize, Result<Applied, EditFailure>)> =
-        failed.into_iter().map(|(i, failure)| (i, Err(failure))).collect();
-    if standing.is_empty() {
-        return (None, outcomes);
-    }
-    let eol = TextStyle::detect(content).eol.as_str();
-    let final_newline = body.is_empty() || body.ends_with('\n');
-    let mut shift: i64 = 0;
-    let mut messages = Vec::new();
-    for &(i, op) in &standing {
-        let removed = (op.end + 1 - op.start) as usize;
-        let added = op.lines.len();
-        let new_start = (op.start as i64 + shift) as u32;
-        let now = match added {
-            0 => String::new(),
-            1 => format!(", now line {new_start}"),
-            _ => format!(", now lines {new_start}-{}", new_start as usize + added - 1),
-        };
-        let message = if op.is_insertion() {
-            format!("inserted {} before line {} of {path}{now}", plural(added), op.start)
-        } else if added == 0 {
-            format!("deleted lines {} of {path}", op.range_text())
-        } else {
-            format!("replaced lines {} of {path} ({}) with {}{now}", op.range_text(), plural(removed), plural(added))
-        };
-        messages.push((i, message, LineRange::new(op.start, op.end)));
-        shift += added as i64 - removed as i64;
-    }
-    let replaced = standing.iter().map(|(_, op)| ((op.start - 1) as usize..op.end as usize, op.lines.as_slice()));
-    let new_content = splice_lines(content, replaced, eol, final_newline);
-    let total = (lines.len() as i64 + shift) as usize;
-    let last_index = standing.iter().map(|(i, _)| *i).max().expect("standing is not empty");
-    for (i, message, lines) in messages {
-        let message = if i == last_index {
-            format!("File '{path}' has been updated. It now has {total} lines.")
-        } else {
-            message
-        };
-        outcomes.push((i, Ok(Applied { message, lines: Some(lines), applied_path: None })));
-    }
-    (Some(new_content), outcomes)
-}
-
-/// Whether two edits of one file touch a common line (or one inserts inside
-/// the other's range).
-/// The edits whose span (`start..=end`, an insertion's is its line) meets
-/// another's: a superset of those that [`overlaps`] another. In line order,
-/// a span that meets any other meets its predecessor's furthest end or its
-/// successor's start.
-fn touching_neighbours(ops: &[(usize, &RangeEdit)]) -> std::collections::HashSet<usize> {
-    let mut sorted: Vec<(u32, u32, usize)> = ops.iter().map(|&(i, op)| (op.start, op.end.max(op.start), i)).collect();
-    sorted.sort_unstable();
-    let mut near = std::collections::HashSet::new();
-    let mut furthest: Option<u32> = None;
-    for (k, &(start, end, i)) in sorted.iter().enumerate() {
-        let meets_before = furthest.is_some_and(|f| start <= f);
-        let meets_after = sorted.get(k + 1).is_some_and(|&(next, _, _)| next <= end);
-        if meets_before || meets_after {
-            near.insert(i);
-        }
-        furthest = Some(furthest.map_or(end, |f| f.max(end)));
-    }
-    near
-}
-
-fn overlaps(a: &RangeEdit, b: &RangeEdit) -> bool {
-    match (a.is_insertion(), b.is_insertion()) {
-        (true, true) => false,
-        (true, false) => b.start < a.start && a.start <= b.end,
-        (false, true) => a.start < b.start && b.start <= a.end,
-        (false, false) => a.start.max(b.start) <= a.end.min(b.end),
-    }
-}
-
-/// Every non-blank replacement line starts with `N: `, numbers in sequence.
-fn copied_prefixes(lines: &[String]) -> bool {
-    let numbers: Vec<Option<u64>> = lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.split_once(": ")
-                .and_then(|(n, _)| n.trim_start().parse().ok())
-                .or_else(|| l.trim_end().strip_suffix(':').and_then(|n| n.trim_start().parse().ok()))
-        })
-        .collect();
-    numbers.len() >= 2 && numbers.iter().all(Option::is_some) && numbers.windows(2).all(|w| w[0] < w[1])
-}
-
-/// Evidence that an edit's numbers are off (see the crate docs).
-fn suspicious(path: &str, lines: &[&str], op: &RangeEdit, view: &dyn Fn(u32, u32) -> String) -> Option<EditFailure> {
-    const WINDOW: i64 = 8;
-    let r = &op.lines;
-    let k = r.len();
-    if k == 0 {
-        return None;
-    }
-    let at =
-        |line: i64| -> Option<&str> { (line >= 1 && line as usize <= lines.len()).then(|| lines[line as usize - 1]) };
-    let (s, e) = (op.start as i64, op.end as i64);
-    // Shifted context.
-    if !op.is_insertion() && k >= 2 && (distinctive(&r[0]) || distinctive(&r[k - 1])) {
-        let fits = |d: i64| at(s + d).is_some_and(|l| same(l, &r[0])) && at(e + d).is_some_and(|l| same(l, &r[k - 1]));
-        if !fits(0) {
-            let shifts: Vec<i64> = (-WINDOW..=WINDOW).filter(|&d| d != 0 && fits(d)).collect();
-            if let [d] = shifts[..] {
-                let (ns, ne) = (s + d, e + d);
-                return Some(
-                    EditFailure::new(
-                        FailureKind::Stale,
-                        format!(
-                            "{} on {path} looks stale: its first and last lines are lines {ns} and {ne} of the file, \
-                             not {s} and {e}",
-                            op.label()
-                        ),
-                    )
-                    .with_hint(format!(
-                        "the file seems to have shifted by {d:+} lines since you read it; nothing was written. If you \
-                         meant lines {ns}-{ne}, resend the edit as `{path}:{ns}-{ne}`. The lines there now:\n{}",
-                        view((s.min(ns) - 2).max(1) as u32, (e.max(ne) + 2) as u32)
-                    ))
-                    .at(LineRange::new(op.start, op.end)),
-                );
-            }
-        }
-    }
-    // Repeated neighbours.
-    for m in (1..=3usize).rev() {
-        if k < m {
-            continue;
-        }
-        let above: Option<Vec<&str>> = (0..m as i64).map(|j| at(s - m as i64 + j)).collect();
-        if let Some(above) = above
-            && above.iter().zip(&r[..m]).all(|(a, b)| same(a, b))
-            && above.iter().any(|l| distinctive(l))
-            && !at(s).is_some_and(|l| same(l, &r[0]) && !op.is_insertion())
-        {
-            let first = s - m as i64;
-            return Some(repeated(path, op, first, s - 1, "begins", "above", first, e, view));
-        }
-        let below: Option<Vec<&str>> = (1..=m as i64).map(|j| at(e + j)).collect();
-        if let Some(below) = below
-            && below.iter().zip(&r[k - m..]).all(|(a, b)| same(a, b))
-            && below.iter().any(|l| distinctive(l))
-            && !at(e).is_some_and(|l| same(l, &r[k - 1]) && !op.is_insertion())
-        {
-            let last = e + m as i64;
-            return Some(repeated(path, op, e + 1, last, "ends", "below", s, last, view));
-        }
-    }
-    None
-}
-
-#[allow(clippy::too_many_arguments)]
-fn repeated(
-    path: &str,
-    op: &RangeEdit,
-    from: i64,
-    to: i64,
-    verb: &str,
-    side: &str,
-    widened_start: i64,
-    widened_end: i64,
-    view: &dyn Fn(u32, u32) -> String,
-) -> EditFailure {
-    let which = if from == to { format!("line {from}") } else { format!("lines {from}-{to}") };
-    EditFailure::new(
-        FailureKind::Stale,
-        format!(
-            "{} on {path} {verb} with {which}, just {side} the range: applying it would duplicate {}",
-            op.label(),
-            if from == to { "that line" } else { "those lines" }
-        ),
-    )
-    .with_hint(format!(
-        "the line numbers are probably off; nothing was written. If you meant to replace {which} too, resend the \
-         edit as `{path}:{widened_start}-{widened_end}`. The lines there now:\n{}",
-        view((op.start as i64 - 4).max(1) as u32, (op.end as i64 + 4) as u32)
-    ))
-    .at(LineRange::new(op.start, op.end))
 }
 
 agent_apply_sdk::export_format!(Compact);

@@ -202,95 +202,131 @@ impl Builder<'_> {
     }
 }
 
+/// The reply's lines and fenced blocks, found once.
+struct ReplyLines<'a> {
+    lines: Vec<Line<'a>>,
+    blocks: Vec<Fence<'a>>,
+    /// The reply's length in bytes.
+    end: usize,
+}
+
+impl<'a> ReplyLines<'a> {
+    fn new(reply: &'a str) -> Self {
+        let blocks = fenced_blocks(reply);
+        // Blocks come in reply order: `block_at` searches them by halves.
+        debug_assert!(blocks.windows(2).all(|w| w[0].start < w[1].start));
+        let mut lines = Vec::new();
+        let mut offset = 0;
+        for text in lines_with_endings(reply) {
+            lines.push(Line { offset, text });
+            offset += text.len();
+        }
+        ReplyLines { lines, blocks, end: reply.len() }
+    }
+
+    /// The block that opens at byte `offset`, if one does.
+    fn block_at(&self, offset: usize) -> Option<&Fence<'a>> {
+        let at = self.blocks.partition_point(|f| f.start < offset);
+        self.blocks.get(at).filter(|f| f.start == offset)
+    }
+
+    /// Index of the first line at or after byte `offset`.
+    fn line_index(&self, offset: usize) -> usize {
+        self.lines.partition_point(|l| l.offset < offset)
+    }
+
+    /// Byte offset of line `index`, or the reply's end past the last line.
+    fn offset_of(&self, index: usize) -> usize {
+        self.lines.get(index).map_or(self.end, |l| l.offset)
+    }
+}
+
+const HEADER_RANGE_HINT: &str = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
+
 /// Parse a reply. `edit_file` is the edit-mode file (option `file`), for
 /// range blocks that name no file.
 pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
     let mut b = Builder { reply, map: SourceMap::new(reply), parsed: Parsed::default() };
-    let blocks = fenced_blocks(reply);
-    let mut lines = Vec::new();
-    let mut offset = 0;
-    for text in lines_with_endings(reply) {
-        lines.push(Line { offset, text });
-        offset += text.len();
-    }
-    // Blocks come in reply order: a binary search, not a scan per line.
-    debug_assert!(blocks.windows(2).all(|w| w[0].start < w[1].start));
-    let block_at = |offset: usize| {
-        let at = blocks.partition_point(|f| f.start < offset);
-        blocks.get(at).filter(|f| f.start == offset)
-    };
-    // Index of the first line at or after byte `offset`.
-    let line_index = |offset: usize| lines.partition_point(|l| l.offset < offset);
+    let reply_lines = ReplyLines::new(reply);
     let mut i = 0;
-    while i < lines.len() {
-        let line = &lines[i];
-        if let Some(block) = block_at(line.offset) {
+    while i < reply_lines.lines.len() {
+        let line = &reply_lines.lines[i];
+        i = if let Some(block) = reply_lines.block_at(line.offset) {
             standalone_block(&mut b, block, edit_file);
-            i = line_index(block.end);
-            continue;
-        }
-        let Some(found) = header(line.text) else {
-            i += 1;
-            continue;
+            reply_lines.line_index(block.end)
+        } else if let Some(found) = header(line.text) {
+            header_edit(&mut b, &reply_lines, i, found)
+        } else {
+            i + 1
         };
-        let header_line = b.line_of(line.offset);
-        // Fenced form: blank lines, then an opening fence.
-        let mut j = i + 1;
-        while j < lines.len() && is_blank(lines[j].text) && block_at(lines[j].offset).is_none() {
-            j += 1;
-        }
-        if let Some(block) = lines.get(j).and_then(|l| block_at(l.offset)) {
-            i = line_index(block.end);
-            let header = match found {
-                Ok(header) => header,
-                Err(message) => {
-                    let hint = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
-                    b.error(format!("reply line {header_line}: {message}"), hint, line.offset, block.end);
-                    continue;
-                }
-            };
-            fenced_with_header(&mut b, header, line.offset, block);
-            continue;
-        }
-        // Legacy form: the lines right after the header, up to a blank line.
-        let mut k = i + 1;
-        while k < lines.len()
-            && !is_blank(lines[k].text)
-            && header(lines[k].text).is_none()
-            && block_at(lines[k].offset).is_none()
-        {
-            k += 1;
-        }
-        let body_end = lines.get(k).map_or(reply.len(), |l| l.offset);
-        let body_start = lines.get(i + 1).map_or(reply.len(), |l| l.offset).min(body_end);
-        let start = line.offset;
-        i = k;
-        match found {
-            Ok(header) => {
-                let body = body_lines(b.text(body_start, body_end));
-                if body.is_empty() && header.range.end >= header.range.start {
-                    let note = Diagnostic {
-                        severity: Severity::Note,
-                        ..Diagnostic::error(
-                            format!(
-                                "reply line {header_line}: `{}` has no replacement lines, so it deletes them",
-                                strip_ending(line.text).trim()
-                            ),
-                            Some(b.map.span(start, body_start)),
-                        )
-                    };
-                    b.parsed.diagnostics.push(note);
-                }
-                let end = if body_end > body_start { body_end } else { body_start };
-                b.push(header.path, header.range, body, start, end);
-            }
-            Err(message) => {
-                let hint = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
-                b.error(format!("reply line {header_line}: {message}"), hint, start, body_end.max(body_start));
-            }
-        }
     }
     b.parsed
+}
+
+/// The edit that the header on line `i` starts: a fenced block after it
+/// (past blank lines), else the legacy bare lines. Returns the index of the
+/// first line after the edit.
+fn header_edit(b: &mut Builder<'_>, reply_lines: &ReplyLines<'_>, i: usize, found: Result<Header, String>) -> usize {
+    let lines = &reply_lines.lines;
+    let start = lines[i].offset;
+    let mut j = i + 1;
+    while j < lines.len() && is_blank(lines[j].text) && reply_lines.block_at(lines[j].offset).is_none() {
+        j += 1;
+    }
+    let Some(block) = lines.get(j).and_then(|l| reply_lines.block_at(l.offset)) else {
+        return legacy_edit(b, reply_lines, i, found);
+    };
+    match found {
+        Ok(header) => fenced_with_header(b, header, start, block),
+        Err(message) => {
+            let header_line = b.line_of(start);
+            b.error(format!("reply line {header_line}: {message}"), HEADER_RANGE_HINT, start, block.end);
+        }
+    }
+    reply_lines.line_index(block.end)
+}
+
+/// The legacy form: the lines right after the header on line `i`, up to a
+/// blank line, the next header or a fenced block. Returns the index of the
+/// line that ends it.
+fn legacy_edit(b: &mut Builder<'_>, reply_lines: &ReplyLines<'_>, i: usize, found: Result<Header, String>) -> usize {
+    let lines = &reply_lines.lines;
+    let mut k = i + 1;
+    while k < lines.len()
+        && !is_blank(lines[k].text)
+        && header(lines[k].text).is_none()
+        && reply_lines.block_at(lines[k].offset).is_none()
+    {
+        k += 1;
+    }
+    let body_end = reply_lines.offset_of(k);
+    let body_start = reply_lines.offset_of(i + 1).min(body_end);
+    let start = lines[i].offset;
+    let header_line = b.line_of(start);
+    match found {
+        Ok(header) => {
+            let body = body_lines(b.text(body_start, body_end));
+            if body.is_empty() && header.range.end >= header.range.start {
+                let note = Diagnostic {
+                    severity: Severity::Note,
+                    ..Diagnostic::error(
+                        format!(
+                            "reply line {header_line}: `{}` has no replacement lines, so it deletes them",
+                            strip_ending(lines[i].text).trim()
+                        ),
+                        Some(b.map.span(start, body_start)),
+                    )
+                };
+                b.parsed.diagnostics.push(note);
+            }
+            let end = if body_end > body_start { body_end } else { body_start };
+            b.push(header.path, header.range, body, start, end);
+        }
+        Err(message) => {
+            b.error(format!("reply line {header_line}: {message}"), HEADER_RANGE_HINT, start, body_end.max(body_start));
+        }
+    }
+    k
 }
 
 fn fenced_with_header(b: &mut Builder<'_>, header: Header, start: usize, block: &Fence<'_>) {

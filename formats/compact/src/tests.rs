@@ -311,14 +311,6 @@ fn lint_finds_leftover_headers() {
 }
 
 #[test]
-fn info_matches_the_cargo_metadata() {
-    let info = Plugin::info(&Compact);
-    let manifest = include_str!("../Cargo.toml");
-    assert!(manifest.contains(&format!("name = \"{}\"", info.name)));
-    assert!(manifest.contains(&format!("aliases = {:?}", info.aliases)));
-}
-
-#[test]
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Compact);
     let parsed = parse(&info.example_reply);
@@ -381,9 +373,9 @@ mod properties {
         fn every_overlapping_edit_is_among_those_searched(spans in proptest::collection::vec((1u32..20, 0u32..4), 0..12)) {
             let edits: Vec<crate::RangeEdit> = spans.iter().map(|&(start, len)| range_edit(start, start + len - 1)).collect();
             let ops: Vec<(usize, &crate::RangeEdit)> = edits.iter().enumerate().collect();
-            let near = crate::touching_neighbours(&ops);
+            let near = crate::apply::touching_neighbours(&ops);
             for &(i, a) in &ops {
-                if ops.iter().any(|&(j, b)| j != i && crate::overlaps(a, b)) {
+                if ops.iter().any(|&(j, b)| j != i && crate::apply::overlaps(a, b)) {
                     prop_assert!(near.contains(&i), "edit {i} ({}-{}) overlaps but was skipped", a.start, a.end);
                 }
             }

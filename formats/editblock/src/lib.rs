@@ -218,18 +218,17 @@ impl Format for EditBlock {
 
 fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
     let mut ladder = LadderOptions::default();
-    match options.get("fuzzy").map(str::trim) {
-        None | Some("") | Some("off") | Some("false") | Some("no") => {}
-        Some("on") | Some("true") | Some("yes") => ladder.fuzzy = Some(0.85),
-        Some(raw) => match raw.parse::<f32>() {
-            Ok(min) if (0.0..=1.0).contains(&min) => ladder.fuzzy = Some(min),
-            _ => {
-                return Err(EditFailure::new(
-                    FailureKind::Malformed,
-                    format!("option `fuzzy` has the invalid value {raw:?} (expected off, on or a number 0-1)"),
-                ));
-            }
-        },
+    // A switch, or the minimum similarity itself.
+    let raw = options.get("fuzzy").map(str::trim).unwrap_or("");
+    match (options.flag("fuzzy", false), raw.parse::<f32>()) {
+        (_, Ok(min)) if (0.0..=1.0).contains(&min) && raw.contains('.') => ladder.fuzzy = Some(min),
+        (Ok(on), _) => ladder.fuzzy = on.then_some(0.85),
+        _ => {
+            return Err(EditFailure::new(
+                FailureKind::Malformed,
+                format!("option `fuzzy` has the invalid value {raw:?} (expected off, on or a number 0-1)"),
+            ));
+        }
     }
     Ok(ladder)
 }

@@ -75,133 +75,186 @@ struct Pending {
 /// How many non-blank lines above a block may hold its path.
 const PATH_LOOKBACK: usize = 3;
 
+/// The blocks of a reply, diagnostics for broken ones, and shell blocks
+/// that hold no block as suggested commands.
 pub(crate) fn parse(reply: &str) -> Parsed<Block> {
-    let map = SourceMap::new(reply);
-    let mut parsed = Parsed::default();
-    let lines: Vec<(usize, &str)> = {
+    let mut reader = Reader::new(reply);
+    let mut index = 0;
+    while index < reader.lines.len() {
+        index = if reader.pending.is_some() { reader.in_block(index) } else { reader.outside_block(index) };
+    }
+    reader.end_of_reply();
+    reader.parsed
+}
+
+/// The reply read line by line: the block and fence open at the current
+/// line, and what has been found so far.
+struct Reader<'a> {
+    reply: &'a str,
+    map: SourceMap,
+    parsed: Parsed<Block>,
+    /// Each line's byte offset and text (with its ending).
+    lines: Vec<(usize, &'a str)>,
+    fence_open: Option<OpenFence<'a>>,
+    pending: Option<Pending>,
+    /// The path of the last block that named one: later blocks without a
+    /// path line edit the same file.
+    last_path: Option<String>,
+    /// Lines at or before this index belong to an earlier block: no path lookback past it.
+    floor: usize,
+    block_number: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(reply: &'a str) -> Self {
         let mut offset = 0;
-        lines_with_endings(reply)
+        let lines = lines_with_endings(reply)
             .map(|l| {
                 let at = offset;
                 offset += l.len();
                 (at, l)
             })
-            .collect()
-    };
-    let mut fence_open: Option<OpenFence<'_>> = None;
-    let mut pending: Option<Pending> = None;
-    let mut last_path: Option<String> = None;
-    // Lines at or before this index belong to an earlier block: no path lookback past it.
-    let mut floor = 0usize;
-    let mut block_number = 0usize;
-
-    let mut index = 0;
-    while index < lines.len() {
-        let (offset, line) = lines[index];
-        let kind = marker(line);
-        if let Some(block) = pending.as_mut() {
-            match kind {
-                Some(Marker::Replace) => {
-                    let block = pending.take().expect("pending");
-                    block_number += 1;
-                    let end = offset + line.len();
-                    finish(&mut parsed, &map, block, end, block_number, index + 1);
-                    floor = index + 1;
-                    index += 1;
-                    continue;
-                }
-                Some(Marker::Search) => {
-                    // The previous block never ended; report it and start over here.
-                    let block = pending.take().expect("pending");
-                    block_number += 1;
-                    unterminated(&mut parsed, &map, &block, block_number, Some(index + 1), false);
-                    floor = index;
-                    continue;
-                }
-                Some(Marker::Divider) => {
-                    block.dividers.push(block.body.len());
-                    block.body.push(strip_ending(line).to_string());
-                }
-                None => block.body.push(strip_ending(line).to_string()),
-            }
-            index += 1;
-            continue;
+            .collect();
+        Reader {
+            reply,
+            map: SourceMap::new(reply),
+            parsed: Parsed::default(),
+            lines,
+            fence_open: None,
+            pending: None,
+            last_path: None,
+            floor: 0,
+            block_number: 0,
         }
-        if kind == Some(Marker::Search) {
-            let path = path_above(&lines, index, floor, fence_open.as_ref()).or_else(|| last_path.clone());
-            if let Some(path) = &path {
-                last_path = Some(path.clone());
-            }
-            if let Some(f) = fence_open.as_mut() {
-                f.had_block = true;
-            }
-            pending =
-                Some(Pending { path, marker_line: index + 1, start: offset, body: Vec::new(), dividers: Vec::new() });
-            index += 1;
-            continue;
-        }
-        if matches!(kind, Some(Marker::Replace)) {
-            parsed.diagnostics.push(
-                Diagnostic::error(
-                    format!("reply line {}: a REPLACE marker with no SEARCH block open", index + 1),
-                    Some(map.lines_span(index as u32 + 1, index as u32 + 1)),
-                )
-                .with_hint(
-                    "each block is `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`",
-                ),
-            );
-        }
-        // Fence bookkeeping outside blocks.
-        if let Some((ch, len, info)) = fence(line) {
-            match fence_open.as_mut() {
-                None => {
-                    fence_open = Some(OpenFence {
-                        ch,
-                        len,
-                        info,
-                        start: offset,
-                        body_start: offset + line.len(),
-                        depth: 0,
-                        had_block: false,
-                    })
-                }
-                Some(open) if open.ch == ch => {
-                    if info.is_empty() && len >= open.len {
-                        if open.depth > 0 {
-                            open.depth -= 1;
-                        } else {
-                            let open = fence_open.take().expect("open");
-                            if !open.had_block && is_shell_info(open.info) {
-                                let command = reply[open.body_start..offset].trim_end().to_string();
-                                if !command.is_empty() {
-                                    parsed.commands.push(SuggestedCommand {
-                                        command,
-                                        span: map.span(open.start, offset + line.len()),
-                                    });
-                                }
-                            }
-                        }
-                    } else if !info.is_empty() && len == open.len {
-                        open.depth += 1;
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-        index += 1;
     }
-    if let Some(block) = pending.take() {
-        block_number += 1;
+
+    /// Line `index` inside an open block. Returns the next line to read.
+    fn in_block(&mut self, index: usize) -> usize {
+        let (offset, line) = self.lines[index];
+        match marker(line) {
+            Some(Marker::Replace) => {
+                let block = self.pending.take().expect("pending");
+                self.block_number += 1;
+                let end = offset + line.len();
+                finish(&mut self.parsed, &self.map, block, end, self.block_number, index + 1);
+                self.floor = index + 1;
+            }
+            Some(Marker::Search) => {
+                // The previous block never ended; report it and start over here.
+                let block = self.pending.take().expect("pending");
+                self.block_number += 1;
+                unterminated(&mut self.parsed, &self.map, &block, self.block_number, Some(index + 1), false);
+                self.floor = index;
+                return index;
+            }
+            kind => {
+                let block = self.pending.as_mut().expect("a block is open");
+                if kind == Some(Marker::Divider) {
+                    block.dividers.push(block.body.len());
+                }
+                block.body.push(strip_ending(line).to_string());
+            }
+        }
+        index + 1
+    }
+
+    /// Line `index` outside any block: a SEARCH marker opens one; other
+    /// lines only move fences. Returns the next line to read.
+    fn outside_block(&mut self, index: usize) -> usize {
+        match marker(self.lines[index].1) {
+            Some(Marker::Search) => self.open_block(index),
+            Some(Marker::Replace) => {
+                self.stray_replace(index);
+                self.track_fence(index);
+            }
+            _ => self.track_fence(index),
+        }
+        index + 1
+    }
+
+    /// A SEARCH marker on line `index` opens a block, for the path named
+    /// above it or else the last block's.
+    fn open_block(&mut self, index: usize) {
+        let path =
+            path_above(&self.lines, index, self.floor, self.fence_open.as_ref()).or_else(|| self.last_path.clone());
+        if let Some(path) = &path {
+            self.last_path = Some(path.clone());
+        }
+        if let Some(f) = self.fence_open.as_mut() {
+            f.had_block = true;
+        }
+        let start = self.lines[index].0;
+        self.pending = Some(Pending { path, marker_line: index + 1, start, body: Vec::new(), dividers: Vec::new() });
+    }
+
+    fn stray_replace(&mut self, index: usize) {
+        self.parsed.diagnostics.push(
+            Diagnostic::error(
+                format!("reply line {}: a REPLACE marker with no SEARCH block open", index + 1),
+                Some(self.map.lines_span(index as u32 + 1, index as u32 + 1)),
+            )
+            .with_hint("each block is `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`"),
+        );
+    }
+
+    /// Fence bookkeeping outside blocks: open a fence, count fences nested
+    /// in it, or close it (a shell block that held no edit block is a
+    /// suggested command).
+    fn track_fence(&mut self, index: usize) {
+        let (offset, line) = self.lines[index];
+        let Some((ch, len, info)) = fence(line) else { return };
+        match self.fence_open.as_mut() {
+            None => {
+                self.fence_open = Some(OpenFence {
+                    ch,
+                    len,
+                    info,
+                    start: offset,
+                    body_start: offset + line.len(),
+                    depth: 0,
+                    had_block: false,
+                })
+            }
+            Some(open) if open.ch == ch => {
+                if info.is_empty() && len >= open.len {
+                    if open.depth > 0 {
+                        open.depth -= 1;
+                    } else {
+                        let open = self.fence_open.take().expect("open");
+                        self.close_fence(open, offset, offset + line.len());
+                    }
+                } else if !info.is_empty() && len == open.len {
+                    open.depth += 1;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// `open` closes on the line from byte `at` to `end`.
+    fn close_fence(&mut self, open: OpenFence<'_>, at: usize, end: usize) {
+        if open.had_block || !is_shell_info(open.info) {
+            return;
+        }
+        let command = self.reply[open.body_start..at].trim_end().to_string();
+        if !command.is_empty() {
+            self.parsed.commands.push(SuggestedCommand { command, span: self.map.span(open.start, end) });
+        }
+    }
+
+    /// A block still open at the end of the reply.
+    fn end_of_reply(&mut self) {
+        let Some(block) = self.pending.take() else { return };
+        self.block_number += 1;
         // A block whose fence closed only lacks its marker; one that runs to
         // the end of the reply with its fence open was cut off.
-        let fence_closed = fence_open.as_ref().is_some_and(|open| {
+        let fence_closed = self.fence_open.as_ref().is_some_and(|open| {
             let last = block.body.iter().rev().find(|l| !l.trim().is_empty());
             last.and_then(|l| fence(l))
                 .is_some_and(|(ch, len, info)| ch == open.ch && len >= open.len && info.is_empty())
         });
-        unterminated(&mut parsed, &map, &block, block_number, None, !fence_closed);
+        unterminated(&mut self.parsed, &self.map, &block, self.block_number, None, !fence_closed);
     }
-    parsed
 }
 
 /// The path named on the lines just above a SEARCH marker (or in the info

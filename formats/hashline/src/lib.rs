@@ -98,6 +98,13 @@ pub struct HashEdit {
     pub tag: Option<String>,
 }
 
+impl HashEdit {
+    /// An insertion at the top (`"0:"`): the only edit that may create a file.
+    fn creates_file(&self) -> bool {
+        matches!(&self.op, Operation::InsertAfter { anchor, .. } if anchor.line == 0)
+    }
+}
+
 /// Format options.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -245,56 +252,34 @@ impl Format for Hashline {
                 return edits.iter().map(|_| Err(EditFailure::new(FailureKind::Malformed, message.clone()))).collect();
             }
         };
-        let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
-        let mut paths: Vec<&str> = Vec::new();
-        for edit in edits {
-            if !paths.contains(&edit.path.as_str()) {
-                paths.push(&edit.path);
-            }
-        }
-        for path in paths {
-            let group: Vec<(usize, &HashEdit)> =
-                edits.iter().enumerate().filter(|(_, e)| e.path == path).map(|(i, e)| (i, &e.op)).collect();
+        agent_apply_sdk::apply_by_file(edits, |path, group| {
             let content = match workspace.read(path) {
                 Some(content) => content.to_string(),
+                None if group.iter().all(|(_, e)| e.creates_file()) => String::new(),
                 None => {
-                    let creates = group
-                        .iter()
-                        .all(|(_, e)| matches!(&e.op, Operation::InsertAfter { anchor, .. } if anchor.line == 0));
-                    if !creates {
-                        for (i, e) in &group {
-                            results[*i] = Some(Err(EditFailure::new(
-                                FailureKind::NotFound,
-                                format!("{} on {path}: {path} does not exist", e.label),
-                            )
-                            .with_hint("check the path; to create a file, insert_after the anchor \"0:\" alone")));
-                        }
-                        continue;
-                    }
-                    String::new()
+                    let missing = |&(i, e): &(usize, &HashEdit)| {
+                        let failure = EditFailure::new(
+                            FailureKind::NotFound,
+                            format!("{} on {path}: {path} does not exist", e.label),
+                        )
+                        .with_hint("check the path; to create a file, insert_after the anchor \"0:\" alone");
+                        (i, Err(failure))
+                    };
+                    return group.iter().map(missing).collect();
                 }
             };
             if let Some(stale) = apply::stale_tag(path, &content, &group, &settings) {
-                for (i, failure) in stale {
-                    results[i] = Some(Err(failure));
-                }
-                continue;
+                return stale.into_iter().map(|(i, failure)| (i, Err(failure))).collect();
             }
             let (outcomes, new_content, matches) = apply::apply_to_file(path, &content, &group, &settings);
             for (i, matched) in matches {
                 workspace.note_match_of(i, matched);
             }
-            for (i, outcome) in outcomes {
-                results[i] = Some(outcome);
-            }
             if let Some(new_content) = new_content {
                 workspace.write(path, new_content);
             }
-        }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "internal error: no outcome"))))
-            .collect()
+            outcomes
+        })
     }
 
     fn render(&self, file: &File, ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {

@@ -473,14 +473,6 @@ fn lint_finds_leftover_tags() {
 }
 
 #[test]
-fn info_matches_the_cargo_metadata() {
-    let info = Plugin::info(&Hashline);
-    let manifest = include_str!("../Cargo.toml");
-    assert!(manifest.contains(&format!("name = \"{}\"", info.name)));
-    assert!(manifest.contains(&format!("aliases = {:?}", info.aliases)));
-}
-
-#[test]
 fn example_reply_applies_to_example_files() {
     let info = Plugin::info(&Hashline);
     let parsed = parse(&info.example_reply);

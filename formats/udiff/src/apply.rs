@@ -11,7 +11,10 @@
 
 use std::ops::Range;
 
-use agent_apply_sdk::matching::{Haystack, Level, Reindent, did_you_mean, normalize, written_line};
+use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
+use agent_apply_sdk::matching::{
+    BlockMatch, Haystack, LINE_LEVELS, Level, did_you_mean, ladder_match, normalize, places,
+};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::splice_lines;
 
@@ -27,41 +30,39 @@ const MAX_SIDE_CONTEXT: usize = 8;
 /// How far from the placed pieces a context line the pieces dropped may sit.
 const DROPPED_CONTEXT_REACH: usize = 8;
 
-const LEVELS: [Level; 4] = [Level::Exact, Level::TrailingWhitespace, Level::LeadingWhitespace, Level::Unicode];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tag {
-    Context,
-    Del,
-    Add,
-}
-
-/// A hunk line: its tag, its text, and whether it had a marker.
-pub(crate) fn split_line(line: &str) -> (Tag, &str, bool) {
+/// A stored hunk line (its marker, then its text; `~` marks a context line
+/// the model wrote without its leading space).
+fn hunk_line(line: &str) -> HunkLine<'_> {
     match line.as_bytes().first() {
-        Some(b'-') => (Tag::Del, &line[1..], true),
-        Some(b'+') => (Tag::Add, &line[1..], true),
-        Some(b'~') => (Tag::Context, &line[1..], false),
-        Some(_) => (Tag::Context, &line[1..], true),
-        None => (Tag::Context, "", false),
+        Some(b'-') => HunkLine::Remove(&line[1..]),
+        Some(b'+') => HunkLine::Add(&line[1..]),
+        Some(_) => HunkLine::Context(&line[1..]),
+        None => HunkLine::Context(""),
     }
 }
 
-/// One change to the file: lines `start..end` (0-based) become `lines`.
+fn hunk_lines(hunk: &Hunk) -> Vec<HunkLine<'_>> {
+    hunk.lines.iter().map(|l| hunk_line(l)).collect()
+}
+
+fn is_context(line: &HunkLine<'_>) -> bool {
+    matches!(line, HunkLine::Context(_))
+}
+
+/// A splice and the hunk it comes from (hunks of one file must not overlap).
 #[derive(Debug, Clone)]
 struct Splice {
-    start: usize,
-    end: usize,
-    lines: Vec<String>,
+    at: LineSplice,
     hunk: usize,
 }
 
-/// A match of a block of lines.
-#[derive(Debug, Clone, Copy)]
+/// A match of a block of lines, with the places each level tried found.
+#[derive(Debug, Clone)]
 struct Found {
     start: usize,
     level: Level,
     by_hint: bool,
+    candidates: Vec<(Level, usize)>,
 }
 
 enum Miss {
@@ -83,25 +84,27 @@ fn locate(
     strict: bool,
     pinned: bool,
 ) -> Result<Found, Miss> {
-    let levels: &[Level] = if strict { &LEVELS[..1] } else { &LEVELS };
+    let levels: &[Level] = if strict { &LINE_LEVELS[..1] } else { &LINE_LEVELS };
+    let mut candidates = Vec::new();
     for &level in levels {
         let starts = hay.find_all(needle, level, within.clone(), MATCH_LIMIT);
+        candidates.push((level, starts.len()));
+        let found = |start: usize, by_hint: bool| Ok(Found { start, level, by_hint, candidates: candidates.clone() });
         match starts.len() {
             0 => continue,
-            1 => return Ok(Found { start: starts[0], level, by_hint: false }),
+            1 => return found(starts[0], false),
             _ => {
                 if let Some(h) = hint {
                     let distance = |s: usize| s.abs_diff(h);
                     if pinned && starts.contains(&h) {
-                        return Ok(Found { start: h, level, by_hint: true });
+                        return found(h, true);
                     }
                     if strict {
-                        let best = starts.iter().copied().min_by_key(|&s| distance(s)).expect("non-empty");
-                        return Ok(Found { start: best, level, by_hint: true });
+                        return found(starts.iter().copied().min_by_key(|&s| distance(s)).expect("non-empty"), true);
                     }
                     let near: Vec<usize> = starts.iter().copied().filter(|&s| distance(s) <= HINT_WINDOW).collect();
                     if near.len() == 1 {
-                        return Ok(Found { start: near[0], level, by_hint: true });
+                        return found(near[0], true);
                     }
                 }
                 return Err(Miss::Ambiguous(level, starts));
@@ -117,10 +120,9 @@ struct Placed {
     /// The hunk's old side reaches the end of the file.
     touches_eof: bool,
     note: Option<String>,
-    /// How it was placed (a ladder level, or `pieces` when split), and the
-    /// line its header named when it landed elsewhere.
-    level: &'static str,
-    moved_from: Option<u32>,
+    /// How it was placed: a ladder level with its candidates, or `pieces`
+    /// when split, relocated when it landed away from its header's line.
+    matched: MatchInfo,
 }
 
 pub(crate) struct Outcome {
@@ -154,106 +156,12 @@ fn hunk_opening(hunk: &Hunk) -> String {
     out
 }
 
-fn places(starts: &[usize], len: usize) -> String {
-    let shown: Vec<String> = starts
-        .iter()
-        .take(10)
-        .map(|&s| if len > 1 { format!("{}-{}", s + 1, s + len) } else { format!("{}", s + 1) })
-        .collect();
-    format!("{}{}", shown.join(", "), if starts.len() > 10 { " and more" } else { "" })
-}
-
-/// The splices of `lines` (a hunk or a piece of one) matched at `at`.
-fn splices_at(hay: &Haystack<'_>, lines: &[(Tag, &str)], at: Found, hunk: usize) -> (Vec<Splice>, usize) {
-    let old: Vec<&str> = lines.iter().filter(|l| l.0 != Tag::Add).map(|l| l.1).collect();
-    let reindent = if at.level >= Level::LeadingWhitespace {
-        Indent::infer(old.iter().copied().zip(hay.lines()[at.start..at.start + old.len()].iter().copied()).collect())
-    } else {
-        Indent::Shift(Reindent::Keep)
-    };
-    let mut out = Vec::new();
-    let mut current: Option<Splice> = None;
-    let mut fi = at.start;
-    for &(tag, text) in lines {
-        match tag {
-            Tag::Context => {
-                out.extend(current.take());
-                fi += 1;
-            }
-            Tag::Del => {
-                let s = current.get_or_insert(Splice { start: fi, end: fi, lines: Vec::new(), hunk });
-                fi += 1;
-                s.end = fi;
-            }
-            Tag::Add => {
-                let s = current.get_or_insert(Splice { start: fi, end: fi, lines: Vec::new(), hunk });
-                s.lines.push(reindent.apply(written_line(text, at.level)));
-            }
-        }
-    }
-    out.extend(current);
-    (out, fi)
-}
-
-fn leading_ws(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
-}
-
-fn columns(ws: &str) -> usize {
-    ws.chars().fold(0, |col, c| if c == '\t' { col + 4 - col % 4 } else { col + 1 })
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-/// How added lines are re-indented to sit where the matched lines sit: the
-/// SDK's shift, or a scale when the model wrote 2-space indents for a
-/// 4-space file (or the reverse). (A candidate for the SDK's `Reindent`.)
-enum Indent {
-    Shift(Reindent),
-    Scale { num: usize, den: usize, use_tabs: bool },
-}
-
-impl Indent {
-    fn infer(pairs: Vec<(&str, &str)>) -> Indent {
-        let pairs: Vec<(&str, &str)> =
-            pairs.into_iter().filter(|(a, b)| !a.trim().is_empty() && !b.trim().is_empty()).collect();
-        let shift = Reindent::infer(pairs.iter().copied());
-        if pairs.iter().all(|(a, b)| leading_ws(&shift.apply(a)) == leading_ws(b)) {
-            return Indent::Shift(shift);
-        }
-        let cols: Vec<(usize, usize)> =
-            pairs.iter().map(|(a, b)| (columns(leading_ws(a)), columns(leading_ws(b)))).collect();
-        if let Some(&(a, b)) = cols.iter().find(|(a, _)| *a > 0) {
-            let g = gcd(a, b).max(1);
-            let (num, den) = (b / g, a / g);
-            if num > 0 && cols.iter().all(|&(a, b)| a * num == b * den) {
-                let use_tabs = pairs.iter().any(|(_, b)| b.starts_with('\t'));
-                return Indent::Scale { num, den, use_tabs };
-            }
-        }
-        Indent::Shift(shift)
-    }
-
-    fn apply(&self, line: &str) -> String {
-        match self {
-            Indent::Shift(shift) => shift.apply(line),
-            Indent::Scale { num, den, use_tabs } => {
-                if line.trim().is_empty() {
-                    return line.to_string();
-                }
-                let ws = leading_ws(line);
-                let col = columns(ws) * num / den;
-                let indent = if *use_tabs {
-                    format!("{}{}", "\t".repeat(col / 4), " ".repeat(col % 4))
-                } else {
-                    " ".repeat(col)
-                };
-                format!("{indent}{}", &line[ws.len()..])
-            }
-        }
-    }
+/// The splices of `lines` (a hunk or a piece of one) matched at `at`, and
+/// the line after the matched old side.
+fn splices_at(lines: &[HunkLine<'_>], hay: &Haystack<'_>, at: &Found, hunk: usize) -> (Vec<Splice>, usize) {
+    let end = at.start + old_side(lines).len();
+    let block = BlockMatch { start: at.start, end, level: at.level };
+    (hunk_splices(hay, lines, &block).into_iter().map(|at| Splice { at, hunk }).collect(), end)
 }
 
 fn level_note(level: Level) -> Option<&'static str> {
@@ -263,64 +171,26 @@ fn level_note(level: Level) -> Option<&'static str> {
 /// Place one hunk in the file.
 fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Placed, EditFailure> {
     let label = label(hunk, path);
-    let fail = |kind: FailureKind, message: String| EditFailure::new(kind, format!("{label}: {message}"));
-    let lines: Vec<(Tag, &str)> = hunk.lines.iter().map(|l| split_line(l)).map(|(t, s, _)| (t, s)).collect();
-    let old: Vec<&str> = lines.iter().filter(|l| l.0 != Tag::Add).map(|l| l.1).collect();
-    let new: Vec<&str> = lines.iter().filter(|l| l.0 != Tag::Del).map(|l| l.1).collect();
+    let lines = hunk_lines(hunk);
+    let (old, new) = (old_side(&lines), new_side(&lines));
     if strict {
-        if hunk.old_start.is_none() {
-            return Err(fail(
-                FailureKind::Malformed,
-                "strict mode needs `@@ -OLD,COUNT +NEW,COUNT @@` line numbers".into(),
-            )
-            .with_hint("write the hunk header with line numbers, or apply without `strict`"));
-        }
-        if let Some(bad) = hunk.lines.iter().position(|l| l.len() > 1 && l.starts_with('~')) {
-            return Err(fail(
-                FailureKind::Malformed,
-                format!("line {} of the hunk has no ` `, `-` or `+` marker (strict mode)", bad + 1),
-            )
-            .with_hint("start every unchanged line with a space"));
-        }
-        let counts = (hunk.old_count.unwrap_or(1) as usize, hunk.new_count.unwrap_or(1) as usize);
-        if counts != (old.len(), new.len()) {
-            return Err(fail(
-                FailureKind::Malformed,
-                format!(
-                    "the header counts {} old and {} new lines, but the hunk has {} and {} (strict mode)",
-                    counts.0,
-                    counts.1,
-                    old.len(),
-                    new.len()
-                ),
-            )
-            .with_hint("fix the counts in the `@@` header, or apply without `strict`"));
-        }
+        check_strict(hunk, &label, old.len(), new.len())?;
     }
-    if !lines.iter().any(|l| l.0 != Tag::Context) {
-        return Ok(Placed {
-            splices: Vec::new(),
-            touches_eof: false,
-            note: Some(format!("hunk {} changes nothing", hunk.number)),
-            level: "exact",
-            moved_from: None,
-        });
+    if lines.iter().all(is_context) {
+        let note = Some(format!("hunk {} changes nothing", hunk.number));
+        return Ok(Placed { splices: Vec::new(), touches_eof: false, note, matched: MatchInfo::at("exact") });
     }
     let n = hay.len();
     if old.is_empty() {
         if n == 0 {
-            let lines = new.iter().map(|l| l.to_string()).collect();
-            return Ok(Placed {
-                splices: vec![Splice { start: 0, end: 0, lines, hunk: hunk.number }],
-                touches_eof: true,
-                note: None,
-                level: "exact",
-                moved_from: None,
-            });
+            let at = LineSplice { range: 0..0, lines: new.iter().map(|l| l.to_string()).collect() };
+            let splices = vec![Splice { at, hunk: hunk.number }];
+            return Ok(Placed { splices, touches_eof: true, note: None, matched: MatchInfo::at("exact") });
         }
-        return Err(fail(
+        return Err(failure(
+            &label,
             FailureKind::Malformed,
-            "it only adds lines and has no unchanged or removed line to show where they go".into(),
+            "it only adds lines and has no unchanged or removed line to show where they go",
         )
         .with_hint("include two or three unchanged lines around the addition, each starting with a space"));
     }
@@ -328,42 +198,77 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
     let pinned = hunk.old_count.unwrap_or(1) as usize == old.len() && hunk.new_count.unwrap_or(1) as usize == new.len();
     match locate(hay, &old, 0..n, hint, strict, pinned) {
         Ok(found) => {
-            let (splices, end) = splices_at(hay, &lines, found, hunk.number);
-            let mut notes = Vec::new();
-            if let Some(how) = level_note(found.level) {
-                notes.push(how.to_string());
-            }
+            let (splices, end) = splices_at(&lines, hay, &found, hunk.number);
+            let mut notes: Vec<&str> = level_note(found.level).into_iter().collect();
             if found.by_hint {
-                notes.push("chosen by its line number among equal matches".to_string());
+                notes.push("chosen by its line number among equal matches");
             }
             let note = (!notes.is_empty()).then(|| format!("hunk {} matched {}", hunk.number, notes.join(", ")));
-            let moved_from = hunk.old_start.filter(|&s| hint.is_some_and(|h| h != found.start) && s > 0);
-            return Ok(Placed { splices, touches_eof: end == n, note, level: found.level.as_str(), moved_from });
+            let mut matched = ladder_match(found.level, &found.candidates);
+            if let Some(line) = hunk.old_start.filter(|&s| hint.is_some_and(|h| h != found.start) && s > 0) {
+                matched = matched.relocated_from(line);
+            }
+            return Ok(Placed { splices, touches_eof: end == n, note, matched });
         }
-        Err(Miss::Ambiguous(level, starts)) => {
-            return Err(ambiguous(&label, hunk, level, &starts, old.len()));
-        }
+        Err(Miss::Ambiguous(level, starts)) => return Err(ambiguous(&label, hunk, level, &starts, old.len())),
         Err(Miss::NotFound) => {}
     }
     // Already applied: the new side is there and the old one is not.
-    if new != old && !new.is_empty() && !new.iter().all(|l| l.trim().is_empty()) {
-        if let Ok(found) = locate(hay, &new, 0..n, hint, strict, false) {
-            return Err(fail(
-                FailureKind::AlreadyApplied,
-                format!(
-                    "it is already applied: its new lines are at lines {}-{} and its old lines are nowhere",
-                    found.start + 1,
-                    found.start + new.len()
-                ),
-            )
-            .with_hint("this hunk seems to have been applied already; drop it")
-            .at(LineRange::new(found.start as u32 + 1, (found.start + new.len()) as u32)));
-        }
+    if new != old
+        && !new.iter().all(|l| l.trim().is_empty())
+        && let Ok(found) = locate(hay, &new, 0..n, hint, strict, false)
+    {
+        let (start, end) = (found.start + 1, found.start + new.len());
+        return Err(failure(
+            &label,
+            FailureKind::AlreadyApplied,
+            &format!("it is already applied: its new lines are at lines {start}-{end} and its old lines are nowhere"),
+        )
+        .with_hint("this hunk seems to have been applied already; drop it")
+        .at(LineRange::new(start as u32, end as u32)));
     }
     if strict {
         return Err(not_found(hay, &label, hunk, &old, "its lines do not match the file exactly (strict mode)"));
     }
     split(hay, hunk, &lines, &label, &old)
+}
+
+fn failure(label: &str, kind: FailureKind, message: &str) -> EditFailure {
+    EditFailure::new(kind, format!("{label}: {message}"))
+}
+
+/// Strict mode: the header has line numbers, every line a marker, and the
+/// counts agree with the body.
+fn check_strict(hunk: &Hunk, label: &str, old: usize, new: usize) -> Result<(), EditFailure> {
+    if hunk.old_start.is_none() {
+        return Err(failure(
+            label,
+            FailureKind::Malformed,
+            "strict mode needs `@@ -OLD,COUNT +NEW,COUNT @@` line numbers",
+        )
+        .with_hint("write the hunk header with line numbers, or apply without `strict`"));
+    }
+    if let Some(bad) = hunk.lines.iter().position(|l| l.len() > 1 && l.starts_with('~')) {
+        return Err(failure(
+            label,
+            FailureKind::Malformed,
+            &format!("line {} of the hunk has no ` `, `-` or `+` marker (strict mode)", bad + 1),
+        )
+        .with_hint("start every unchanged line with a space"));
+    }
+    let counts = (hunk.old_count.unwrap_or(1) as usize, hunk.new_count.unwrap_or(1) as usize);
+    if counts != (old, new) {
+        return Err(failure(
+            label,
+            FailureKind::Malformed,
+            &format!(
+                "the header counts {} old and {} new lines, but the hunk has {old} and {new} (strict mode)",
+                counts.0, counts.1
+            ),
+        )
+        .with_hint("fix the counts in the `@@` header, or apply without `strict`"));
+    }
+    Ok(())
 }
 
 fn ambiguous(label: &str, hunk: &Hunk, level: Level, starts: &[usize], len: usize) -> EditFailure {
@@ -399,110 +304,160 @@ fn not_found(hay: &Haystack<'_>, label: &str, hunk: &Hunk, needle: &[&str], why:
     }
 }
 
-/// A hunk that did not match whole, placed run by run.
+/// A piece of a split hunk: hunk lines `lines`, their old side found at `found`.
+struct Piece {
+    lines: Range<usize>,
+    found: Found,
+    old_len: usize,
+}
+
+/// Why no piece of a change run could be placed.
+enum RunMiss {
+    NotFound,
+    Ambiguous(Level, Vec<usize>, usize),
+}
+
+/// Place change run `run` of `lines` at or after file line `from`, with as
+/// much of its surrounding context (up to the neighbouring runs) as still
+/// matches one place: the most context first, balanced on both sides.
+fn place_run(
+    hay: &Haystack<'_>,
+    lines: &[HunkLine<'_>],
+    run: Range<usize>,
+    around: Range<usize>,
+    from: usize,
+    hint: impl Fn(usize) -> Option<usize>,
+) -> Result<Piece, RunMiss> {
+    let before = run.start - around.start.max(run.start.saturating_sub(MAX_SIDE_CONTEXT));
+    let after = around.end.min(run.end + MAX_SIDE_CONTEXT) - run.end;
+    let mut combos: Vec<(usize, usize)> = (0..=before).flat_map(|b| (0..=after).map(move |a| (b, a))).collect();
+    combos.sort_by(|x, y| (y.0 + y.1).cmp(&(x.0 + x.1)).then(y.0.min(y.1).cmp(&x.0.min(x.1))));
+    let mut ambiguous_at: Vec<(usize, usize, RunMiss)> = Vec::new();
+    for (b, a) in combos {
+        // Less context than an ambiguous combination is ambiguous too.
+        if ambiguous_at.iter().any(|&(ab, aa, _)| b <= ab && a <= aa) {
+            continue;
+        }
+        let piece = run.start - b..run.end + a;
+        let needle = old_side(&lines[piece.clone()]);
+        if needle.iter().all(|l| l.trim().is_empty()) {
+            continue;
+        }
+        match locate(hay, &needle, from..hay.len(), hint(piece.start), false, false) {
+            Ok(found) => return Ok(Piece { lines: piece, found, old_len: needle.len() }),
+            Err(Miss::Ambiguous(level, starts)) => {
+                ambiguous_at.push((b, a, RunMiss::Ambiguous(level, starts, needle.len())))
+            }
+            Err(Miss::NotFound) => {}
+        }
+    }
+    Err(ambiguous_at.into_iter().next().map_or(RunMiss::NotFound, |(.., miss)| miss))
+}
+
+/// A hunk that did not match whole, placed change run by change run.
 fn split(
     hay: &Haystack<'_>,
     hunk: &Hunk,
-    lines: &[(Tag, &str)],
+    lines: &[HunkLine<'_>],
     label: &str,
     old: &[&str],
 ) -> Result<Placed, EditFailure> {
     let n = hay.len();
-    // Change runs: maximal stretches of `-`/`+` lines.
+    // Change runs: maximal stretches of removed and added lines.
     let mut runs: Vec<Range<usize>> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if l.0 == Tag::Context {
-            continue;
-        }
+    for (i, _) in lines.iter().enumerate().filter(|(_, l)| !is_context(l)) {
         match runs.last_mut() {
             Some(r) if r.end == i => r.end = i + 1,
             _ => runs.push(i..i + 1),
         }
     }
     // Old-side index of each hunk line (for line-number hints).
-    let mut old_index = Vec::with_capacity(lines.len());
-    let mut k = 0;
-    for l in lines {
-        old_index.push(k);
-        if l.0 != Tag::Add {
-            k += 1;
-        }
-    }
+    let old_index: Vec<usize> = lines
+        .iter()
+        .scan(0, |k, l| {
+            let at = *k;
+            *k += usize::from(l.old_text().is_some());
+            Some(at)
+        })
+        .collect();
     let base = hunk.old_start.map(|s| s.saturating_sub(1) as usize);
-    let mut splices = Vec::new();
-    let mut from = 0usize;
+    let (mut splices, mut from, mut touches_eof) = (Vec::new(), 0usize, false);
     let mut covered = vec![false; lines.len()];
     let mut spans: Vec<Range<usize>> = Vec::new();
-    let mut touches_eof = false;
     for (r, run) in runs.iter().enumerate() {
-        let lower = if r == 0 { 0 } else { runs[r - 1].end };
-        let upper = runs.get(r + 1).map_or(lines.len(), |next| next.start);
-        let before = run.start - lower.max(run.start.saturating_sub(MAX_SIDE_CONTEXT));
-        let after = upper.min(run.end + MAX_SIDE_CONTEXT) - run.end;
-        let mut combos: Vec<(usize, usize)> = (0..=before).flat_map(|b| (0..=after).map(move |a| (b, a))).collect();
-        combos.sort_by(|x, y| (y.0 + y.1).cmp(&(x.0 + x.1)).then(y.0.min(y.1).cmp(&x.0.min(x.1))));
-        let mut ambiguous_at: Vec<(usize, usize, Level, Vec<usize>, usize)> = Vec::new();
-        let mut placed = None;
-        for (b, a) in combos {
-            if ambiguous_at.iter().any(|&(ab, aa, ..)| b <= ab && a <= aa) {
-                continue;
-            }
-            let piece = run.start - b..run.end + a;
-            let piece_lines = &lines[piece.clone()];
-            let needle: Vec<&str> = piece_lines.iter().filter(|l| l.0 != Tag::Add).map(|l| l.1).collect();
-            if needle.is_empty() || needle.iter().all(|l| l.trim().is_empty()) {
-                continue;
-            }
-            let hint = base.map(|s| s + old_index[piece.start]);
-            match locate(hay, &needle, from..n, hint, false, false) {
-                Ok(found) => {
-                    placed = Some((piece, found, needle.len()));
-                    break;
-                }
-                Err(Miss::Ambiguous(level, starts)) => ambiguous_at.push((b, a, level, starts, needle.len())),
-                Err(Miss::NotFound) => {}
-            }
-        }
-        let Some((piece, found, len)) = placed else {
+        let around = if r == 0 { 0 } else { runs[r - 1].end }..runs.get(r + 1).map_or(lines.len(), |next| next.start);
+        let hint = |start: usize| base.map(|s| s + old_index[start]);
+        let piece = place_run(hay, lines, run.clone(), around, from, hint).map_err(|miss| {
             let first_line = hunk.reply_line + run.start as u32 + u32::from(!hunk.header.is_empty());
-            if let Some((_, _, level, starts, len)) = ambiguous_at.into_iter().next() {
-                let mut failure = ambiguous(label, hunk, level, &starts, len);
-                failure.message = format!(
-                    "{label}: it does not match whole, and its change at reply line {first_line} matches several places, at lines {}",
-                    places(&starts, len)
-                );
-                return Err(failure);
-            }
-            return Err(not_found(
-                hay,
-                label,
-                hunk,
-                old,
-                &format!(
-                    "its lines are not in the file (not even its change at reply line {first_line} with less context)"
-                ),
-            ));
-        };
-        let (mut piece_splices, end) = splices_at(hay, &lines[piece.clone()], found, hunk.number);
+            run_failure(hay, hunk, label, old, miss, first_line)
+        })?;
+        let (mut piece_splices, end) = splices_at(&lines[piece.lines.clone()], hay, &piece.found, hunk.number);
         touches_eof |= end == n;
-        from = piece_splices.last().map_or(found.start + len, |s| s.end.max(s.start));
-        for i in piece.clone() {
-            covered[i] = true;
-        }
-        spans.push(found.start..found.start + len);
+        from = piece_splices.last().map_or(piece.found.start + piece.old_len, |s| s.at.range.end.max(s.at.range.start));
+        covered[piece.lines].iter_mut().for_each(|c| *c = true);
+        spans.push(piece.found.start..piece.found.start + piece.old_len);
         splices.append(&mut piece_splices);
     }
-    // Context the pieces left out must still be in the file near them, or
-    // the model described lines that do not exist.
+    check_dropped_context(hay, hunk, lines, &covered, &spans, label, old)?;
+    let note = Some(format!("hunk {} was placed in {} pieces", hunk.number, runs.len()));
+    let matched = MatchInfo::at("pieces");
+    let matched = match hunk.old_start {
+        Some(line) => matched.relocated_from(line),
+        None => matched,
+    };
+    Ok(Placed { splices, touches_eof, note, matched })
+}
+
+fn run_failure(
+    hay: &Haystack<'_>,
+    hunk: &Hunk,
+    label: &str,
+    old: &[&str],
+    miss: RunMiss,
+    first_line: u32,
+) -> EditFailure {
+    match miss {
+        RunMiss::Ambiguous(level, starts, len) => {
+            let mut failure = ambiguous(label, hunk, level, &starts, len);
+            failure.message = format!(
+                "{label}: it does not match whole, and its change at reply line {first_line} matches several places, at lines {}",
+                places(&starts, len)
+            );
+            failure
+        }
+        RunMiss::NotFound => not_found(
+            hay,
+            label,
+            hunk,
+            old,
+            &format!(
+                "its lines are not in the file (not even its change at reply line {first_line} with less context)"
+            ),
+        ),
+    }
+}
+
+/// Context the pieces left out must still be in the file near them, or the
+/// model described lines that do not exist.
+fn check_dropped_context(
+    hay: &Haystack<'_>,
+    hunk: &Hunk,
+    lines: &[HunkLine<'_>],
+    covered: &[bool],
+    spans: &[Range<usize>],
+    label: &str,
+    old: &[&str],
+) -> Result<(), EditFailure> {
+    let n = hay.len();
     let reach = spans.first().map_or(0, |s| s.start.saturating_sub(DROPPED_CONTEXT_REACH))
         ..spans.last().map_or(0, |s| (s.end + DROPPED_CONTEXT_REACH).min(n));
-    for (i, l) in lines.iter().enumerate() {
-        if covered[i] || l.0 != Tag::Context || l.1.trim().is_empty() {
+    for (i, line) in lines.iter().enumerate() {
+        let HunkLine::Context(text) = line else { continue };
+        if covered[i] || text.trim().is_empty() {
             continue;
         }
-        let want = normalize(l.1, Level::Unicode);
-        let near = hay.lines()[reach.clone()].iter().any(|f| normalize(f, Level::Unicode) == want);
-        if !near {
+        let want = normalize(text, Level::Unicode);
+        if !hay.lines()[reach.clone()].iter().any(|f| normalize(f, Level::Unicode) == want) {
             let reply_line = hunk.reply_line + i as u32 + u32::from(!hunk.header.is_empty());
             return Err(not_found(
                 hay,
@@ -511,23 +466,21 @@ fn split(
                 old,
                 &format!(
                     "its unchanged line `{}` (reply line {reply_line}) is not in the file near where the hunk would go",
-                    short(l.1, 60)
+                    short(text, 60)
                 ),
             ));
         }
     }
-    let note = Some(format!("hunk {} was placed in {} pieces", hunk.number, runs.len()));
-    Ok(Placed { splices, touches_eof, note, level: "pieces", moved_from: hunk.old_start })
+    Ok(())
 }
 
 /// Apply `hunks` to `content`, all placed against `content` as it is.
 pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> Result<Outcome, EditFailure> {
     let hay = Haystack::of(content);
-    let n = hay.len();
     let mut splices: Vec<Splice> = Vec::new();
     let mut notes = Vec::new();
     let mut final_newline: Option<bool> = None;
-    let mut matched = MatchInfo::at("exact");
+    let mut matched: Option<MatchInfo> = None;
     for hunk in hunks {
         if let Some(failure) = elided_hunk(&hay, hunk) {
             return Err(failure);
@@ -541,85 +494,59 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
             }
         }
         notes.extend(placed.note);
-        if matched.level == "exact" {
-            matched.level = placed.level.into();
-        }
-        if let (false, Some(line)) = (matched.relocated, placed.moved_from) {
-            matched = matched.relocated_from(line);
-        }
+        matched = Some(merge_matches(matched, placed.matched));
         splices.extend(placed.splices);
     }
-    splices.sort_by_key(|s| (s.start, s.end, s.hunk));
-    for pair in splices.windows(2) {
-        if pair[1].start < pair[0].end && pair[0].hunk != pair[1].hunk {
-            return Err(EditFailure::new(
-                FailureKind::Overlap,
-                format!(
-                    "hunks {} and {} of {path} change the same lines ({}-{})",
-                    pair[0].hunk,
-                    pair[1].hunk,
-                    pair[1].start + 1,
-                    pair[0].end.max(pair[1].start + 1)
-                ),
-            )
-            .with_hint("merge the two hunks into one, or make each change different lines")
-            .at(LineRange::new(pair[1].start as u32 + 1, pair[0].end.max(pair[1].start + 1) as u32)));
-        }
+    splices.sort_by_key(|s| (s.at.range.start, s.at.range.end, s.hunk));
+    if let Some(pair) = splices.windows(2).find(|p| p[1].at.range.start < p[0].at.range.end && p[0].hunk != p[1].hunk) {
+        let (start, end) = (pair[1].at.range.start + 1, pair[0].at.range.end.max(pair[1].at.range.start + 1));
+        return Err(EditFailure::new(
+            FailureKind::Overlap,
+            format!("hunks {} and {} of {path} change the same lines ({start}-{end})", pair[0].hunk, pair[1].hunk),
+        )
+        .with_hint("merge the two hunks into one, or make each change different lines")
+        .at(LineRange::new(start as u32, end as u32)));
     }
-    let lines = splices.iter().map(|s| (s.start, s.end)).fold(None::<(usize, usize)>, |acc, (s, e)| match acc {
-        None => Some((s, e)),
-        Some((a, b)) => Some((a.min(s), b.max(e))),
-    });
-    let _ = n;
+    let start = splices.iter().map(|s| s.at.range.start).min();
+    let end = splices.iter().map(|s| s.at.range.end).max();
+    let style = TextStyle::detect(content);
+    let ranges = splices.iter().map(|s| (s.at.range.clone(), s.at.lines.as_slice()));
     Ok(Outcome {
-        content: render(content, &splices, final_newline),
-        lines: lines.map(|(s, e)| LineRange::new(s as u32 + 1, e.max(s + 1) as u32)),
+        content: splice_lines(content, ranges, style.eol.as_str(), final_newline.unwrap_or(style.final_newline)),
+        lines: start.zip(end).map(|(s, e)| LineRange::new(s as u32 + 1, e.max(s + 1) as u32)),
         notes,
-        matched,
+        matched: matched.unwrap_or_else(|| MatchInfo::at("exact")),
     })
+}
+
+/// How an edit of several hunks matched: the first hunk that was not exact
+/// sets the level (and its candidates), the first relocation is kept.
+fn merge_matches(so_far: Option<MatchInfo>, hunk: MatchInfo) -> MatchInfo {
+    let Some(mut so_far) = so_far else { return hunk };
+    let stated = hunk.stated_line.filter(|_| hunk.relocated && !so_far.relocated);
+    if so_far.level == "exact" && hunk.level != "exact" {
+        so_far = MatchInfo { relocated: so_far.relocated, stated_line: so_far.stated_line, ..hunk };
+    }
+    match stated {
+        Some(line) => so_far.relocated_from(line),
+        None => so_far,
+    }
 }
 
 /// A hunk whose added lines leave code out (`// ... existing code ...` that
 /// neither its old side nor the file has): the SDK's rule for every format.
 fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk) -> Option<EditFailure> {
-    let (mut old, mut new) = (Vec::new(), Vec::new());
-    for line in &hunk.lines {
-        match split_line(line) {
-            (Tag::Add, text, _) => new.push(text),
-            (Tag::Del, text, _) => old.push(text),
-            (Tag::Context, text, _) => {
-                old.push(text);
-                new.push(text);
-            }
-        }
-    }
-    let failure = agent_apply_sdk::matching::elided_replacement(&old, &new, hay.lines())?;
+    let lines = hunk_lines(hunk);
+    let failure = agent_apply_sdk::matching::elided_replacement(&old_side(&lines), &new_side(&lines), hay.lines())?;
     Some(EditFailure { message: format!("hunk {}: {}", hunk.number, failure.message), ..failure })
-}
-
-fn render(content: &str, splices: &[Splice], final_newline: Option<bool>) -> String {
-    let style = TextStyle::detect(content);
-    // Splices of one hunk may touch: each starts where the previous ended.
-    let mut next = 0;
-    let replaced = splices.iter().map(|s| {
-        let range = s.start.max(next)..s.end.max(next);
-        next = range.end;
-        (range, s.lines.as_slice())
-    });
-    splice_lines(content, replaced, style.eol.as_str(), final_newline.unwrap_or(style.final_newline))
 }
 
 /// The new-side text of a created file.
 pub(crate) fn created_content(hunks: &[Hunk]) -> String {
     let mut text = String::new();
-    for hunk in hunks {
-        for line in &hunk.lines {
-            let (tag, body, _) = split_line(line);
-            if tag != Tag::Del {
-                text.push_str(body);
-                text.push('\n');
-            }
-        }
+    for line in hunks.iter().flat_map(hunk_lines).filter_map(HunkLine::new_text) {
+        text.push_str(line);
+        text.push('\n');
     }
     if hunks.last().is_some_and(|h| h.new_no_eol) {
         text.pop();
@@ -631,12 +558,7 @@ pub(crate) fn created_content(hunks: &[Hunk]) -> String {
 /// at all (lenient), or equal to the whole file (strict).
 pub(crate) fn old_side_matches(content: &str, hunks: &[Hunk], strict: bool) -> Result<(), String> {
     let hay = Haystack::of(content);
-    let old: Vec<&str> = hunks
-        .iter()
-        .flat_map(|h| h.lines.iter().map(|l| split_line(l)))
-        .filter(|l| l.0 != Tag::Add)
-        .map(|l| l.1)
-        .collect();
+    let old: Vec<&str> = hunks.iter().flat_map(hunk_lines).filter_map(HunkLine::old_text).collect();
     if old.is_empty() {
         return Ok(());
     }
@@ -648,8 +570,7 @@ pub(crate) fn old_side_matches(content: &str, hunks: &[Hunk], strict: bool) -> R
         };
     }
     match locate(&hay, &old, 0..hay.len(), Some(0), false, false) {
-        Ok(_) => Ok(()),
-        Err(Miss::Ambiguous(..)) => Ok(()),
+        Ok(_) | Err(Miss::Ambiguous(..)) => Ok(()),
         Err(Miss::NotFound) => Err("the removed lines the diff shows are not in the file".into()),
     }
 }

@@ -162,14 +162,7 @@ if __name__ == \"__main__\":
 
 /// Read the `strict` option.
 pub fn strict_option(options: Options<'_>) -> Result<bool, String> {
-    match options.get("strict").map(|v| v.trim().to_ascii_lowercase()) {
-        None => Ok(false),
-        Some(v) => match v.as_str() {
-            "" | "false" | "no" | "off" | "0" => Ok(false),
-            "true" | "yes" | "on" | "1" => Ok(true),
-            _ => Err(format!("option `strict` has the invalid value {v:?} (expected true or false)")),
-        },
-    }
+    options.flag("strict", false)
 }
 
 impl Format for UnifiedDiff {
@@ -245,119 +238,11 @@ impl Format for UnifiedDiff {
     ) -> Result<Applied, EditFailure> {
         let strict = strict_option(options).map_err(|m| EditFailure::new(FailureKind::Malformed, m))?;
         let patch = &edit.op;
-        let path = patch.path.as_str();
-        let at = format!("(reply line {})", patch.reply_line);
         match patch.kind {
-            FileKind::Create => {
-                let content = apply::created_content(&patch.hunks);
-                match workspace.read(path) {
-                    Some(existing)
-                        if existing == content || TextStyle::detect(existing).restyle(&content) == existing =>
-                    {
-                        Err(EditFailure::new(
-                            FailureKind::AlreadyApplied,
-                            format!("the diff creates {path} {at}, but it already exists with that content"),
-                        )
-                        .with_hint("this file seems to have been created already; drop this diff"))
-                    }
-                    Some(_) => Err(EditFailure::new(
-                        FailureKind::Stale,
-                        format!("the diff creates {path} {at} (`--- /dev/null`), but {path} already exists"),
-                    )
-                    .with_hint("to change an existing file, use `--- a/PATH` with hunks of its current lines")),
-                    None => {
-                        let lines = lines_with_endings(&content).count();
-                        workspace.write(path, content);
-                        Ok(Applied {
-                            message: format!("created {path} ({lines} lines)"),
-                            lines: None,
-                            applied_path: None,
-                        })
-                    }
-                }
-            }
-            FileKind::Delete => {
-                let Some(existing) = workspace.read(path) else {
-                    return Err(EditFailure::new(
-                        FailureKind::NotFound,
-                        format!("the diff deletes {path} {at}, but it does not exist"),
-                    )
-                    .with_hint("check the path; if the file was already deleted, drop this diff"));
-                };
-                if let Err(why) = apply::old_side_matches(existing, &patch.hunks, strict) {
-                    return Err(EditFailure::new(
-                        FailureKind::NotFound,
-                        format!("the diff deletes {path} {at}, but {why}"),
-                    )
-                    .with_hint("make sure the diff deletes the right file, with its current lines"));
-                }
-                let lines = lines_with_endings(existing).count() as u32;
-                workspace.delete(path);
-                Ok(Applied {
-                    message: format!("deleted {path}"),
-                    lines: Some(LineRange::new(1, lines)),
-                    applied_path: None,
-                })
-            }
-            FileKind::Modify => {
-                let Some(existing) = workspace.read(path) else {
-                    return Err(EditFailure::new(FailureKind::NotFound, format!("{path} does not exist {at}"))
-                        .with_hint("check the path in the `---`/`+++` headers; to create a file use `--- /dev/null`"));
-                };
-                let outcome = apply::patch(existing, &patch.hunks, path, strict)?;
-                workspace.write(path, outcome.content);
-                workspace.note_match(outcome.matched);
-                Ok(Applied { message: message(path, patch, &outcome.notes), lines: outcome.lines, applied_path: None })
-            }
-            FileKind::Rename => {
-                let to = patch.to.as_deref().unwrap_or(path);
-                let (source, renaming) = match (workspace.exists(path), workspace.exists(to)) {
-                    (true, false) => (path, true),
-                    (true, true) => {
-                        return Err(EditFailure::new(
-                            FailureKind::Stale,
-                            format!("the diff renames {path} to {to} {at}, but {to} already exists"),
-                        )
-                        .with_hint("rename to a path that does not exist, or change the existing file in place"));
-                    }
-                    // Already renamed: the diff's changes go to the destination.
-                    (false, true) if !strict => (to, false),
-                    _ => {
-                        return Err(EditFailure::new(
-                            FailureKind::NotFound,
-                            format!("the diff renames {path} to {to} {at}, but {path} does not exist"),
-                        )
-                        .with_hint("check the path in the `---` header or the `rename from` line"));
-                    }
-                };
-                let existing = workspace.read(source).expect("exists").to_string();
-                let outcome = if patch.hunks.is_empty() {
-                    apply::Outcome {
-                        content: existing,
-                        lines: None,
-                        notes: Vec::new(),
-                        matched: MatchInfo::at("exact"),
-                    }
-                } else {
-                    apply::patch(&existing, &patch.hunks, source, strict)?
-                };
-                if renaming {
-                    workspace.rename(path, to).map_err(|m| EditFailure::new(FailureKind::Stale, m))?;
-                }
-                workspace.write(to, outcome.content);
-                let mut text = if renaming {
-                    format!("renamed {path} to {to}")
-                } else {
-                    format!("{path} was already renamed to {to}; changed {to}")
-                };
-                if !patch.hunks.is_empty() {
-                    text.push_str(&format!(" and applied {}", hunks_text(patch.hunks.len())));
-                }
-                if !outcome.notes.is_empty() {
-                    text.push_str(&format!(" ({})", outcome.notes.join("; ")));
-                }
-                Ok(Applied { message: text, lines: outcome.lines, applied_path: None })
-            }
+            FileKind::Create => create(workspace, patch),
+            FileKind::Delete => delete(workspace, patch, strict),
+            FileKind::Modify => modify(workspace, patch, strict),
+            FileKind::Rename => rename(workspace, patch, strict),
         }
     }
 
@@ -426,6 +311,116 @@ fn message(path: &str, patch: &FilePatch, notes: &[String]) -> String {
 }
 
 agent_apply_sdk::export_format!(UnifiedDiff);
+
+/// `(reply line N)`, for messages about a file's diff.
+fn reply_line(patch: &FilePatch) -> String {
+    format!("(reply line {})", patch.reply_line)
+}
+
+/// `--- /dev/null`: the file must not exist (or already hold the content).
+fn create(workspace: &mut Workspace, patch: &FilePatch) -> Result<Applied, EditFailure> {
+    let (path, at) = (patch.path.as_str(), reply_line(patch));
+    let content = apply::created_content(&patch.hunks);
+    match workspace.read(path) {
+        Some(existing) if existing == content || TextStyle::detect(existing).restyle(&content) == existing => {
+            Err(EditFailure::new(
+                FailureKind::AlreadyApplied,
+                format!("the diff creates {path} {at}, but it already exists with that content"),
+            )
+            .with_hint("this file seems to have been created already; drop this diff"))
+        }
+        Some(_) => Err(EditFailure::new(
+            FailureKind::Stale,
+            format!("the diff creates {path} {at} (`--- /dev/null`), but {path} already exists"),
+        )
+        .with_hint("to change an existing file, use `--- a/PATH` with hunks of its current lines")),
+        None => {
+            let lines = lines_with_endings(&content).count();
+            workspace.write(path, content);
+            Ok(Applied { message: format!("created {path} ({lines} lines)"), lines: None, applied_path: None })
+        }
+    }
+}
+
+/// `+++ /dev/null`: the file must exist and hold the removed lines.
+fn delete(workspace: &mut Workspace, patch: &FilePatch, strict: bool) -> Result<Applied, EditFailure> {
+    let (path, at) = (patch.path.as_str(), reply_line(patch));
+    let Some(existing) = workspace.read(path) else {
+        return Err(EditFailure::new(
+            FailureKind::NotFound,
+            format!("the diff deletes {path} {at}, but it does not exist"),
+        )
+        .with_hint("check the path; if the file was already deleted, drop this diff"));
+    };
+    if let Err(why) = apply::old_side_matches(existing, &patch.hunks, strict) {
+        return Err(EditFailure::new(FailureKind::NotFound, format!("the diff deletes {path} {at}, but {why}"))
+            .with_hint("make sure the diff deletes the right file, with its current lines"));
+    }
+    let lines = lines_with_endings(existing).count() as u32;
+    workspace.delete(path);
+    Ok(Applied { message: format!("deleted {path}"), lines: Some(LineRange::new(1, lines)), applied_path: None })
+}
+
+/// Hunks of an existing file.
+fn modify(workspace: &mut Workspace, patch: &FilePatch, strict: bool) -> Result<Applied, EditFailure> {
+    let (path, at) = (patch.path.as_str(), reply_line(patch));
+    let Some(existing) = workspace.read(path) else {
+        return Err(EditFailure::new(FailureKind::NotFound, format!("{path} does not exist {at}"))
+            .with_hint("check the path in the `---`/`+++` headers; to create a file use `--- /dev/null`"));
+    };
+    let outcome = apply::patch(existing, &patch.hunks, path, strict)?;
+    workspace.write(path, outcome.content);
+    workspace.note_match(outcome.matched);
+    Ok(Applied { message: message(path, patch, &outcome.notes), lines: outcome.lines, applied_path: None })
+}
+
+/// A rename, with or without hunks; one already done gets the hunks at its
+/// destination (unless strict).
+fn rename(workspace: &mut Workspace, patch: &FilePatch, strict: bool) -> Result<Applied, EditFailure> {
+    let (path, at) = (patch.path.as_str(), reply_line(patch));
+    let to = patch.to.as_deref().unwrap_or(path);
+    let (source, renaming) = match (workspace.exists(path), workspace.exists(to)) {
+        (true, false) => (path, true),
+        (true, true) => {
+            return Err(EditFailure::new(
+                FailureKind::Stale,
+                format!("the diff renames {path} to {to} {at}, but {to} already exists"),
+            )
+            .with_hint("rename to a path that does not exist, or change the existing file in place"));
+        }
+        // Already renamed: the diff's changes go to the destination.
+        (false, true) if !strict => (to, false),
+        _ => {
+            return Err(EditFailure::new(
+                FailureKind::NotFound,
+                format!("the diff renames {path} to {to} {at}, but {path} does not exist"),
+            )
+            .with_hint("check the path in the `---` header or the `rename from` line"));
+        }
+    };
+    let existing = workspace.read(source).expect("exists").to_string();
+    let outcome = if patch.hunks.is_empty() {
+        apply::Outcome { content: existing, lines: None, notes: Vec::new(), matched: MatchInfo::at("exact") }
+    } else {
+        apply::patch(&existing, &patch.hunks, source, strict)?
+    };
+    if renaming {
+        workspace.rename(path, to).map_err(|m| EditFailure::new(FailureKind::Stale, m))?;
+    }
+    workspace.write(to, outcome.content);
+    let mut text = if renaming {
+        format!("renamed {path} to {to}")
+    } else {
+        format!("{path} was already renamed to {to}; changed {to}")
+    };
+    if !patch.hunks.is_empty() {
+        text.push_str(&format!(" and applied {}", hunks_text(patch.hunks.len())));
+    }
+    if !outcome.notes.is_empty() {
+        text.push_str(&format!(" ({})", outcome.notes.join("; ")));
+    }
+    Ok(Applied { message: text, lines: outcome.lines, applied_path: None })
+}
 
 #[cfg(test)]
 mod tests;

@@ -212,16 +212,6 @@ fn instructions_example_applies() {
 }
 
 #[test]
-fn info_matches_cargo_metadata() {
-    let manifest = include_str!("../Cargo.toml");
-    let info = Plugin::info(&UnifiedDiff);
-    assert!(manifest.contains(&format!("name = \"{}\"\n", info.name)));
-    let aliases: Vec<String> = info.aliases.iter().map(|a| format!("\"{a}\"")).collect();
-    assert!(manifest.contains(&format!("aliases = [{}]", aliases.join(", "))));
-    assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
-}
-
-#[test]
 fn huge_inputs_stay_fast() {
     let content: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
     let mut reply = String::from("--- a/f\n+++ b/f\n");
@@ -343,4 +333,17 @@ mod git_round_trip {
             }
         }
     }
+}
+
+/// The report says how each level of the ladder fared, as for SEARCH/REPLACE.
+#[test]
+fn outcomes_count_the_candidates_of_each_level() {
+    let reply = "--- a/f\n+++ b/f\n@@ @@\n     keep\n-    old\n+    new\n";
+    let parsed = Plugin::parse(&UnifiedDiff, reply, &[]);
+    let files = vec![File::new("f", "  keep\n  old\nkeep  \n")];
+    let out = Plugin::apply(&UnifiedDiff, files, parsed.edits, &[]).unwrap();
+    let matched = out.outcomes[0].matched.clone().expect("matched");
+    assert_eq!(matched.level, "leading-whitespace");
+    let counts: Vec<(&str, u32)> = matched.candidates.iter().map(|c| (c.level.as_str(), c.count)).collect();
+    assert_eq!(counts, [("exact", 0), ("trailing-whitespace", 0), ("leading-whitespace", 1)]);
 }

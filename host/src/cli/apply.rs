@@ -1,41 +1,55 @@
 //! `git agent-apply [apply]`: read the reply, hand it to the library's
-//! [`pipeline::apply`], print the report, and exit by its status.
+//! [`pipeline::apply`] (or, under `--interactive`, prepare it, ask about
+//! each edit, and apply the accepted ones), print the report, and exit by
+//! its status.
 
-use super::{ApplyArgs, CommandError, Exit, GlobalArgs, open_workspace, output, read_reply};
+use super::{ApplyArgs, CommandError, Exit, GlobalArgs, interactive, open_workspace, output, read_reply};
 use crate::pipeline::{self, ApplyOptions};
-use crate::report::{ReportStatus, colorize_diff};
+use crate::report::{ReportStatus, Timings, colorize_diff};
 
 pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> {
+    // Before the reply is read: a run that cannot ask refuses at once
+    // rather than after a paste.
+    let mut terminal = if args.interactive { Some(interactive::Terminal::open()?) } else { None };
     let mut workspace = open_workspace(global)?;
     let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
-    let applied = pipeline::apply(&mut workspace, reply, &options(args))?;
+    let applied = match &mut terminal {
+        Some(terminal) => interactive::review(terminal, &mut workspace, reply, &options(global, args))?,
+        None => pipeline::apply(&mut workspace, reply, &options(global, args))?,
+    };
     let report = &applied.report;
 
-    if args.json {
+    if global.json {
         output::json(report);
     } else {
-        output::text(&report.human());
+        output::text(&report.human_styled());
         output::text(&colorize_diff(&report.diff));
     }
     if global.verbose {
-        for (_, output) in &applied.plugin_output {
-            eprint!("{output}");
-        }
+        output::verbose(&applied.plugin_output, &timings(&report.timings));
     }
     Ok(exit(report.status))
 }
 
 /// The exit code for a report's status: a partial apply changed
-/// something, so it is not "failed, nothing changed".
+/// something, so it is not "failed, nothing changed"; edits the user
+/// rejected are not failures either.
 pub fn exit(status: ReportStatus) -> Exit {
     match status {
         ReportStatus::Failed => Exit::EditsFailed,
         ReportStatus::ChecksFailed => Exit::CheckFailed,
-        ReportStatus::Applied | ReportStatus::Partial | ReportStatus::Unchanged => Exit::Ok,
+        ReportStatus::Applied | ReportStatus::Partial | ReportStatus::Unchanged | ReportStatus::Rejected => Exit::Ok,
     }
 }
 
-fn options(args: &ApplyArgs) -> ApplyOptions {
+fn timings(t: &Timings) -> String {
+    format!(
+        "parse {:.1} ms, apply {:.1} ms, git {:.1} ms, checks {:.1} ms, total {:.1} ms",
+        t.parse_ms, t.apply_ms, t.git_ms, t.checks_ms, t.total_ms
+    )
+}
+
+fn options(global: &GlobalArgs, args: &ApplyArgs) -> ApplyOptions {
     ApplyOptions {
         format: args.format.clone(),
         model: args.model.clone(),
@@ -51,8 +65,8 @@ fn options(args: &ApplyArgs) -> ApplyOptions {
         dirty: args.dirty,
         // Text shows the diff when asked (and always for a dry run); JSON
         // lists changed ranges instead.
-        diff: !args.json && (args.diff || args.dry_run),
-        ranges: args.json,
+        diff: !global.json && (args.diff || args.dry_run),
+        ranges: global.json,
         tokens: args.tokens,
         base: args.base.clone(),
     }

@@ -41,11 +41,37 @@ pub struct CommandError {
     pub details: Option<String>,
     /// Text for the model, when its reply caused the error (JSON only).
     pub reflection: Option<String>,
+    /// What the error came from, outermost first: the library errors'
+    /// sources (a libgit2 or I/O error), shown as "caused by:" lines.
+    /// (A boxed slice: it keeps `Result<_, CommandError>` small.)
+    pub causes: Box<[String]>,
 }
 
 impl CommandError {
     pub fn new(exit: Exit, message: impl Into<String>) -> Self {
-        CommandError { exit, message: message.into(), hints: Vec::new(), details: None, reflection: None }
+        CommandError {
+            exit,
+            message: message.into(),
+            hints: Vec::new(),
+            details: None,
+            reflection: None,
+            causes: Box::default(),
+        }
+    }
+
+    /// Keep `error`'s chain of sources, each one the message does not
+    /// already say (many errors quote their source in their own text).
+    pub fn caused_by(mut self, error: &(dyn std::error::Error + 'static)) -> Self {
+        let mut causes = Vec::from(std::mem::take(&mut self.causes));
+        let mut source = error.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !self.message.contains(&text) && !causes.contains(&text) {
+                causes.push(text);
+            }
+            source = cause.source();
+        }
+        CommandError { causes: causes.into(), ..self }
     }
 
     pub fn usage(message: impl Into<String>) -> Self {
@@ -61,15 +87,23 @@ impl CommandError {
     /// return the exit code.
     pub fn report(&self, json: bool) -> ExitCode {
         if json {
-            let body =
-                ErrorBody { message: self.message.clone(), hints: self.hints.clone(), details: self.details.clone() };
+            let body = ErrorBody {
+                message: self.message.clone(),
+                causes: self.causes.to_vec(),
+                hints: self.hints.clone(),
+                details: self.details.clone(),
+            };
             let object = ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default());
             super::output::json(&object);
         } else {
             // anstream drops the colour when stderr is not a terminal or NO_COLOR is set.
-            let mut text = format!("\x1b[1;31merror:\x1b[0m {}\n", self.message);
-            for hint in &self.hints {
-                text += &format!("\x1b[1;36mhint:\x1b[0m {hint}\n");
+            let (error, hint) = (crate::style::ERROR, crate::style::HINT);
+            let mut text = format!("{error}error:{error:#} {}\n", self.message);
+            for cause in &self.causes {
+                text += &format!("caused by: {cause}\n");
+            }
+            for line in &self.hints {
+                text += &format!("{hint}hint:{hint:#} {line}\n");
             }
             if let Some(details) = &self.details {
                 text += &format!("{}\n", details.trim_end());
@@ -82,7 +116,7 @@ impl CommandError {
 
 impl From<ConfigError> for CommandError {
     fn from(error: ConfigError) -> Self {
-        CommandError::usage(error.to_string()).hint(format!("fix or remove {}", error.path.display()))
+        CommandError::usage(error.to_string()).hint(format!("fix or remove {}", error.path.display())).caused_by(&error)
     }
 }
 
@@ -107,15 +141,19 @@ impl From<PluginError> for CommandError {
             _ => "this is a bug in the plugin; run with --verbose to see its output",
         };
         let details = error.stderr().map(|s| format!("plugin output:\n{s}"));
-        CommandError { details, ..CommandError::usage(error.to_string()).hint(hint) }
+        CommandError { details, ..CommandError::usage(error.to_string()).hint(hint).caused_by(&error) }
     }
 }
 
 impl From<RegistryError> for CommandError {
     fn from(error: RegistryError) -> Self {
-        match error {
-            RegistryError::Plugin(plugin) => plugin.into(),
-            RegistryError::Unknown { ref valid, .. } => {
+        let error = match error {
+            RegistryError::Plugin(plugin) => return plugin.into(),
+            error => error,
+        };
+        let command_error = match &error {
+            RegistryError::Plugin(_) => unreachable!("converted above"),
+            RegistryError::Unknown { valid, .. } => {
                 let valid = valid.join(", ");
                 CommandError::usage(error.to_string()).hint(format!("valid formats: {valid}, auto"))
             }
@@ -125,18 +163,18 @@ impl From<RegistryError> for CommandError {
             RegistryError::Unrecognised { .. } => {
                 CommandError::usage(error.to_string()).hint("pass --format NAME; `git agent-apply formats` lists them")
             }
-            RegistryError::Shadows { ref name } => {
+            RegistryError::Shadows { name } => {
                 let name = name.clone();
                 CommandError::usage(error.to_string())
                     .hint(format!("rename [plugins.{name}], or add `shadow = true` to it to replace the built-in"))
             }
-            RegistryError::Unreadable { ref name, .. } => {
+            RegistryError::Unreadable { name, .. } => {
                 let hint = format!(
                     "build the plugin, or fix `path` under [plugins.{name}] (a relative path is relative to the config file)"
                 );
                 CommandError::usage(error.to_string()).hint(hint)
             }
-            RegistryError::PinMismatch { ref name, ref actual, .. } => {
+            RegistryError::PinMismatch { name, actual, .. } => {
                 let hint = format!(
                     "if you trust the new file, set sha256 = \"{actual}\" under [plugins.{name}]; otherwise restore the file you pinned"
                 );
@@ -147,7 +185,8 @@ impl From<RegistryError> for CommandError {
             }
             RegistryError::BadModelEntry { .. } => CommandError::usage(error.to_string())
                 .hint("fix [models] in .agent-apply.toml; `git agent-apply formats` lists formats"),
-        }
+        };
+        command_error.caused_by(&error)
     }
 }
 
@@ -157,20 +196,21 @@ impl From<LimitError> for CommandError {
             Some(key) => raise_hint(key),
             None => "nothing was changed; save the model's reply as UTF-8 text".to_string(),
         };
-        CommandError { reflection: Some(error.reflection()), ..CommandError::usage(error.to_string()).hint(hint) }
+        let command_error = CommandError::usage(error.to_string()).hint(hint).caused_by(&error);
+        CommandError { reflection: Some(error.reflection()), ..command_error }
     }
 }
 
 impl From<SnapshotError> for CommandError {
     fn from(error: SnapshotError) -> Self {
         let hint = error.hint().unwrap_or_else(|| "nothing was changed".into());
-        CommandError::new(Exit::EditsFailed, error.to_string()).hint(hint)
+        CommandError::new(Exit::EditsFailed, error.to_string()).hint(hint).caused_by(&error)
     }
 }
 
 impl From<TxError> for CommandError {
     fn from(error: TxError) -> Self {
-        match &error {
+        let command_error = match &error {
             TxError::Moved { .. } | TxError::FileChanged { .. } => CommandError::new(Exit::Conflict, error.to_string())
                 .hint("run the command again: the reply will be applied to the new state"),
             TxError::Busy { .. } => CommandError::new(Exit::Conflict, error.to_string())
@@ -196,13 +236,15 @@ impl From<TxError> for CommandError {
                 CommandError::usage(error.to_string()).hint("this is a bug in the format plugin; nothing was changed")
             }
             _ => CommandError::usage(error.to_string()),
-        }
+        };
+        command_error.caused_by(&error)
     }
 }
 
 impl From<Error> for CommandError {
     fn from(error: Error) -> Self {
         let reflection = error.reflection();
+        let chain = CommandError::new(Exit::Usage, error.to_string()).caused_by(&error).causes;
         let command_error = match error {
             Error::Config(error) => error.into(),
             Error::Registry(error) => error.into(),
@@ -229,6 +271,34 @@ impl From<Error> for CommandError {
             }
             Error::Merge(_) => CommandError::usage(error.to_string()),
         };
-        CommandError { reflection: command_error.reflection.or(reflection), ..command_error }
+        let command_error = CommandError { reflection: command_error.reflection.or(reflection), ..command_error };
+        if command_error.causes.is_empty() { CommandError { causes: chain, ..command_error } } else { command_error }
+    }
+}
+
+#[cfg(test)]
+mod cause_tests {
+    use super::*;
+
+    #[test]
+    fn a_source_the_message_leaves_out_is_kept_as_a_cause() {
+        let git = git2::Error::new(git2::ErrorCode::Locked, git2::ErrorClass::Reference, "cannot lock ref");
+        let error = CommandError::from(TxError::Git(git));
+        assert_eq!(error.message, "cannot lock ref");
+        assert_eq!(*error.causes, ["cannot lock ref; class=Reference (4); code=Locked (-14)"]);
+        let wrapped = CommandError::from(Error::Transaction(TxError::Git(git2::Error::new(
+            git2::ErrorCode::Locked,
+            git2::ErrorClass::Reference,
+            "cannot lock ref",
+        ))));
+        assert_eq!(wrapped.causes, error.causes);
+    }
+
+    #[test]
+    fn a_source_the_message_already_quotes_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "permission denied");
+        let error = CommandError::from(TxError::io(std::path::Path::new("a.txt"), io));
+        assert_eq!(error.message, "a.txt: permission denied");
+        assert!(error.causes.is_empty(), "{:?}", error.causes);
     }
 }

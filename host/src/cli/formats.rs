@@ -1,18 +1,10 @@
 //! `git agent-apply formats`: every format this run knows.
 
-use clap::Args;
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::registry::{Kind, Source};
-
-#[derive(Debug, Args)]
-pub struct FormatsArgs {
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// `formats --json`.
 #[derive(Serialize, JsonSchema)]
@@ -40,7 +32,7 @@ pub struct ModelRow {
     source: &'static str,
 }
 
-pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError> {
+pub fn run(global: &GlobalArgs) -> Result<Exit, CommandError> {
     let workspace = open_workspace(global)?;
     let mut rows = Vec::new();
     for entry in workspace.registry.entries() {
@@ -54,7 +46,7 @@ pub fn run(global: &GlobalArgs, args: &FormatsArgs) -> Result<Exit, CommandError
             summary: info.summary,
         });
     }
-    if args.json {
+    if global.json {
         let models: Vec<ModelRow> = workspace
             .registry
             .model_table()

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs, open_workspace};
 use crate::limits::InputLimits;
+use crate::runtime::PluginInstance;
 use crate::transaction::{SnapshotError, read_text, text_within};
 
 #[derive(Debug, Args)]
@@ -20,9 +21,6 @@ pub struct LintArgs {
     /// record), not the working tree.
     #[arg(long)]
     staged: bool,
-    /// Print one JSON object instead of `path:line: what` lines.
-    #[arg(long)]
-    pub json: bool,
     /// Files or directories to check (default: every tracked file, or with
     /// `--staged` every staged file).
     #[arg(value_name = "PATH")]
@@ -68,6 +66,7 @@ enum Source {
 }
 
 pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
+    let started = std::time::Instant::now();
     let workspace = open_workspace(global)?;
     let repo = git2::Repository::open(&workspace.root).map_err(|e| {
         CommandError::usage(format!("lint needs a git repository: {}", e.message()))
@@ -98,29 +97,12 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
             }
         };
         checked += 1;
-        let mut found = conflict_markers(&path, &content);
-        let file = File { path: path.clone(), content };
-        for (name, instance) in &mut formats {
-            for d in instance.lint(&file)? {
-                let (line, end_line) = d.lines.map_or((1, 1), |l| (l.start, l.end));
-                found.push(Finding {
-                    path: path.clone(),
-                    line,
-                    end_line,
-                    kind: "leftover",
-                    format: Some(name.clone()),
-                    message: d.message,
-                    hint: d.hint,
-                });
-            }
-        }
-        found.sort_by_key(|f| (f.line, f.end_line));
-        findings.extend(found);
+        findings.extend(findings_in(File { path, content }, &mut formats)?);
     }
 
     let clean = findings.is_empty();
     let status = if clean { "clean" } else { "findings" };
-    if args.json {
+    if global.json {
         let report = LintReport {
             schema: crate::report::SCHEMA,
             status,
@@ -131,26 +113,56 @@ pub fn run(global: &GlobalArgs, args: &LintArgs) -> Result<Exit, CommandError> {
         };
         super::output::json(&report);
     } else {
-        for f in &findings {
-            let tag = f.format.as_deref().unwrap_or("git");
-            println!("{}:{}: {} [{tag}]", f.path, f.line, f.message);
-        }
-        if !findings.is_empty() {
-            let files = {
-                let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
-                paths.dedup();
-                paths.len()
-            };
-            eprintln!(
-                "{} finding{} in {files} file{}{}",
-                findings.len(),
-                if findings.len() == 1 { "" } else { "s" },
-                if files == 1 { "" } else { "s" },
-                if args.staged { " (staged content)" } else { "" }
-            );
-        }
+        print_findings(&findings, args.staged);
+    }
+    if global.verbose {
+        let plugin_output: Vec<_> = formats.iter().map(|(name, instance)| (name.clone(), instance.stderr())).collect();
+        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        super::output::verbose(&plugin_output, &format!("{checked} files linted, total {total_ms:.1} ms"));
     }
     Ok(if clean { Exit::Ok } else { Exit::EditsFailed })
+}
+
+/// Conflict markers and every format's leftovers in `file`, top to bottom.
+fn findings_in(file: File, formats: &mut [(String, PluginInstance)]) -> Result<Vec<Finding>, CommandError> {
+    let mut found = conflict_markers(&file.path, &file.content);
+    for (name, instance) in formats.iter_mut() {
+        for d in instance.lint(&file)? {
+            let (line, end_line) = d.lines.map_or((1, 1), |l| (l.start, l.end));
+            found.push(Finding {
+                path: file.path.clone(),
+                line,
+                end_line,
+                kind: "leftover",
+                format: Some(name.clone()),
+                message: d.message,
+                hint: d.hint,
+            });
+        }
+    }
+    found.sort_by_key(|f| (f.line, f.end_line));
+    Ok(found)
+}
+
+/// `path:line: message [format]` lines, and a count on stderr.
+fn print_findings(findings: &[Finding], staged: bool) {
+    for f in findings {
+        let tag = f.format.as_deref().unwrap_or("git");
+        println!("{}:{}: {} [{tag}]", f.path, f.line, f.message);
+    }
+    if findings.is_empty() {
+        return;
+    }
+    let mut paths: Vec<&str> = findings.iter().map(|f| f.path.as_str()).collect();
+    paths.dedup();
+    let files = paths.len();
+    eprintln!(
+        "{} finding{} in {files} file{}{}",
+        findings.len(),
+        if findings.len() == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" },
+        if staged { " (staged content)" } else { "" }
+    );
 }
 
 /// A candidate's text, or why it is skipped: binary, not UTF-8, or over
@@ -249,7 +261,7 @@ fn working_tree(
             let full = root.join(&p);
             // A tracked file deleted in the working tree has nothing to lint.
             let meta = std::fs::symlink_metadata(&full).ok()?;
-            meta.is_file().then(|| (p, Source::WorkingTree(full)))
+            meta.is_file().then_some((p, Source::WorkingTree(full)))
         })
         .collect())
 }

@@ -6,6 +6,7 @@ mod completions;
 mod error;
 mod formats;
 mod hook;
+mod interactive;
 mod lint;
 mod mcp;
 mod output;
@@ -57,6 +58,10 @@ pub struct GlobalArgs {
     /// Show plugin output and timings.
     #[arg(short, long, global = true)]
     verbose: bool,
+    /// Print one JSON object instead of text (apply, parse, formats, prompt,
+    /// lint, undo, recover); errors are JSON objects too.
+    #[arg(long, global = true)]
+    json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,7 +73,7 @@ enum Command {
     /// Show a file the way a model should read it for a format.
     Read(read::ReadArgs),
     /// List the built-in and configured formats.
-    Formats(formats::FormatsArgs),
+    Formats,
     /// Print a format's instructions for a model.
     Prompt(prompt::PromptArgs),
     /// Report edit-format leftovers and merge-conflict markers in files.
@@ -78,7 +83,7 @@ enum Command {
     /// Revert the last agent commit.
     Undo(undo::UndoArgs),
     /// Finish or undo a run that was interrupted.
-    Recover(recover::RecoverArgs),
+    Recover,
     /// Serve this repository to an agent over the Model Context Protocol (stdio).
     Mcp(mcp::McpArgs),
     /// Scaffold or check a third-party format plugin.
@@ -136,9 +141,12 @@ pub struct ApplyArgs {
     /// Show a coloured unified diff of what was applied.
     #[arg(long)]
     diff: bool,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    json: bool,
+    /// Show each edit's diff and ask whether to apply it, as `git add -p`
+    /// does (y, n, q, a, d; ? for help), then apply the accepted edits in one
+    /// commit and report the rest as rejected. Asks on the terminal (the
+    /// reply may come on stdin).
+    #[arg(long, conflicts_with = "json")]
+    interactive: bool,
     /// Count the reply's tokens (OpenAI `o200k_base`) into the JSON report's
     /// `stats`. Off by default: loading the vocabulary takes ~0.2 s. Needs a
     /// build with the `tokens` feature (`cargo install --features tokens`).
@@ -150,6 +158,28 @@ pub struct ApplyArgs {
     /// merged into the current file.
     #[arg(long, value_name = "[PATH=]REV")]
     base: Vec<String>,
+}
+
+impl Command {
+    /// The name of a command that has no JSON output.
+    fn without_json(&self) -> Option<&'static str> {
+        match self {
+            Command::Apply(_)
+            | Command::Parse(_)
+            | Command::Formats
+            | Command::Prompt(_)
+            | Command::Lint(_)
+            | Command::Undo(_)
+            | Command::Recover => None,
+            Command::Read(_) => Some("read"),
+            Command::Hook(_) => Some("hook"),
+            Command::Mcp(_) => Some("mcp"),
+            Command::Plugin(_) => Some("plugin"),
+            Command::Completions(_) => Some("completions"),
+            Command::Man => Some("man"),
+            Command::Setup(_) => Some("setup"),
+        }
+    }
 }
 
 /// Run the command line; returns the process exit code.
@@ -166,29 +196,24 @@ pub fn run() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
     };
-    let json = match &cli.command {
-        None => cli.apply.json,
-        Some(Command::Apply(args)) => args.json,
-        Some(Command::Parse(args)) => args.json,
-        Some(Command::Formats(args)) => args.json,
-        Some(Command::Undo(args)) => args.json,
-        Some(Command::Recover(args)) => args.json,
-        Some(Command::Prompt(args)) => args.json,
-        Some(Command::Lint(args)) => args.json,
-        _ => false,
-    };
+    let json = cli.global.json;
+    if json && let Some(name) = cli.command.as_ref().and_then(Command::without_json) {
+        return CommandError::usage(format!("`{name}` does not print JSON"))
+            .hint("--json works with apply, parse, formats, prompt, lint, undo and recover")
+            .report(true);
+    }
     crate::progress::enable_for_terminal(json);
     let result = match cli.command {
         None => apply::run(&cli.global, &cli.apply),
         Some(Command::Apply(args)) => apply::run(&cli.global, &args),
         Some(Command::Parse(args)) => parse::run(&cli.global, &args),
         Some(Command::Read(args)) => read::run(&cli.global, &args),
-        Some(Command::Formats(args)) => formats::run(&cli.global, &args),
+        Some(Command::Formats) => formats::run(&cli.global),
         Some(Command::Prompt(args)) => prompt::run(&cli.global, &args),
         Some(Command::Lint(args)) => lint::run(&cli.global, &args),
         Some(Command::Hook(args)) => hook::run(&cli.global, &args),
         Some(Command::Undo(args)) => undo::run(&cli.global, &args),
-        Some(Command::Recover(args)) => recover::run(&cli.global, &args),
+        Some(Command::Recover) => recover::run(&cli.global),
         Some(Command::Mcp(args)) => mcp::run(&cli.global, &args),
         Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
         Some(Command::Completions(args)) => completions::run(&args, Cli::command()),

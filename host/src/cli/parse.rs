@@ -23,9 +23,6 @@ pub struct ParseArgs {
     /// The file edits apply to, for formats that edit one file.
     #[arg(long, value_name = "PATH")]
     file: Option<String>,
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
@@ -35,20 +32,21 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
         workspace.registry.choose_reader(args.format.as_deref(), &workspace.config, args.model.as_deref(), &reply)?;
     let limits = workspace.config.input_limits();
     let existing = snippet::on_disk(&workspace.root, &limits);
+    let started = std::time::Instant::now();
     let reading = parts::read(&workspace.registry, &workspace.config, args.file.as_deref(), chosen, &reply, &existing)?;
+    let parse_ms = started.elapsed().as_secs_f64() * 1000.0;
     let output = &reading.parsed;
     let format =
         FormatChoice { name: reading.parts[0].name.clone(), chosen_by: reading.by.clone(), also: reading.also() };
     let report = ParseReport::new(format, output);
-    if args.json {
+    if global.json {
         super::output::json(&report);
     } else {
-        print!("{}", report.human());
+        super::output::text(&report.human_styled());
     }
     if global.verbose {
-        for part in &reading.parts {
-            eprint!("{}", part.instance.stderr());
-        }
+        let plugin_output: Vec<_> = reading.parts.iter().map(|p| (p.name.clone(), p.instance.stderr())).collect();
+        super::output::verbose(&plugin_output, &format!("parse {parse_ms:.1} ms"));
     }
     let malformed = output.diagnostics.iter().any(|d| d.severity == Severity::Error);
     Ok(if malformed { Exit::EditsFailed } else { Exit::Ok })

@@ -20,10 +20,6 @@ pub struct PromptArgs {
     /// FORMAT is given.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
-    /// Print `{schema, format, system, examples: [{role, content}]}`, and
-    /// `tools` (definitions for the model APIs) for `tool-calls`.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -64,7 +60,7 @@ pub fn run(global: &GlobalArgs, args: &PromptArgs) -> Result<Exit, CommandError>
     };
     let mut instance = workspace.registry.instantiate(&entry)?;
     let info = instance.info()?;
-    if !args.json {
+    if !global.json {
         println!("{}", info.instructions.trim_end());
         if !info.example_reply.is_empty() {
             println!("\nFor example:\n\n{}", info.example_reply.trim_end());

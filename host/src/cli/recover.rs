@@ -1,19 +1,11 @@
 //! `git agent-apply recover`: finish a run that was killed while updating
 //! the working tree, or drop one that had not moved the branch yet.
 
-use clap::Args;
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{CommandError, Exit, GlobalArgs};
 use crate::transaction::{GitRepo, Recovery};
-
-#[derive(Debug, Args)]
-pub struct RecoverArgs {
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// `recover --json`.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -29,10 +21,10 @@ fn recovered(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "const": "recovered" })
 }
 
-pub fn run(global: &GlobalArgs, args: &RecoverArgs) -> Result<Exit, CommandError> {
+pub fn run(global: &GlobalArgs) -> Result<Exit, CommandError> {
     let repo = GitRepo::discover(global.repo.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let recovery = repo.recover()?;
-    if args.json {
+    if global.json {
         super::output::json(&RecoverReport {
             schema: crate::report::SCHEMA,
             status: "recovered",

@@ -154,7 +154,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
     (
         "EXIT STATUS",
         &[
-            "0\tApplied, or nothing to do.",
+            "0\tApplied, or nothing to do (nothing to change, or every edit rejected under --interactive).",
             "1\tEdits failed; nothing changed.",
             "2\tUsage, config or plugin error.",
             "3\tA check or the pre-commit hook failed; everything was rolled back.",
@@ -186,6 +186,7 @@ const SECTIONS: &[(&str, &[&str])] = &[
             "git agent-apply prompt editblock\tPrint the instructions to give a model.",
             "git agent-apply --dry-run reply.md\tShow what would change, writing nothing.",
             "git agent-apply reply.md\tApply a reply and commit it, all or nothing.",
+            "model | git agent-apply --interactive\tShow each edit's diff and ask (y, n, q, a, d) on the terminal; commit the accepted ones.",
             "model-harness | git agent-apply --json -\tApply from stdin; print one JSON object.",
             "git agent-apply --check 'cargo test' reply.md\tCommit only if the check passes in a sandbox.",
             "git agent-apply undo\tRevert the last agent commit.",

@@ -9,9 +9,6 @@ use crate::transaction::{GitRepo, Undone, short_id};
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
     /// Say what would be undone (or redone), change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -42,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: &UndoArgs) -> Result<Exit, CommandError> {
         (false, true) => "would-undo",
         (true, true) => "would-redo",
     };
-    if args.json {
+    if global.json {
         super::output::json(&UndoReport { schema: crate::report::SCHEMA, status, undone: undone.clone() });
     } else {
         let (verb, restore) = match (args.redo, args.dry_run) {

@@ -93,7 +93,8 @@ pub fn apply(
             continue;
         }
         let direct = changes.iter().find(|c| c.path() == path).cloned();
-        let Some(verdict) = decide(parts, files, edits, &mine, current, direct, &outcomes, bases)? else { continue };
+        let mut file = FileEdits { parts: &mut *parts, files, edits, mine, current };
+        let Some(verdict) = file.decide(direct, &outcomes, bases)? else { continue };
         changes.retain(|c| c.path() != path);
         changes.extend(verdict.change);
         for outcome in verdict.outcomes {
@@ -110,246 +111,230 @@ pub fn apply(
     Ok((changes, outcomes, rebased))
 }
 
-/// Which version one file's edits go on, when that is not simply the
-/// current file: the `--base` one; else, when the edits failed on the
-/// current file as out of date, the first earlier version they fit; else,
-/// for line-numbered edits of a file with uncommitted changes, a check that
-/// HEAD's numbering would have meant the same lines.
-#[allow(clippy::too_many_arguments)]
-fn decide(
-    parts: &mut [Part],
-    files: &[File],
-    edits: &[Edit],
-    mine: &[usize],
-    current: &File,
-    direct: Option<Change>,
-    outcomes: &[Option<Outcome>],
-    bases: &Bases<'_>,
-) -> Result<Option<Verdict>, Error> {
-    let path = current.path.as_str();
-    if let Some(base) = bases.explicit(path)? {
-        if base.content == current.content {
+/// One file's edits, with what applying them again needs: the parts that
+/// read them, every file and edit of the reply, and the file as it is now.
+struct FileEdits<'a> {
+    parts: &'a mut [Part],
+    files: &'a [File],
+    edits: &'a [Edit],
+    /// The indexes of this file's edits in `edits`.
+    mine: Vec<usize>,
+    current: &'a File,
+}
+
+impl FileEdits<'_> {
+    /// Which version one file's edits go on, when that is not simply the
+    /// current file: the `--base` one; else, when the edits failed on the
+    /// current file as out of date, the first earlier version they fit; else,
+    /// for line-numbered edits of a file with uncommitted changes, a check that
+    /// HEAD's numbering would have meant the same lines.
+    fn decide(
+        &mut self,
+        direct: Option<Change>,
+        outcomes: &[Option<Outcome>],
+        bases: &Bases<'_>,
+    ) -> Result<Option<Verdict>, Error> {
+        let current = self.current;
+        let path = current.path.as_str();
+        if let Some(base) = bases.explicit(path)? {
+            if base.content == current.content {
+                return Ok(None);
+            }
+            return match self.on_base(&base)? {
+                Some((edited, applied)) => self.rebase(&base, &edited, applied).map(Some),
+                // The edits do not fit the version they were said to be written
+                // against: their own failures there say why.
+                None => Ok(Some(self.failed_on_base(&base)?)),
+            };
+        }
+        let mine_outcomes = || self.mine.iter().filter_map(|&i| outcomes[i].as_ref());
+        let out_of_date = mine_outcomes().any(|o| {
+            o.status == EditStatus::Failed
+                && matches!(o.kind, Some(FailureKind::Stale | FailureKind::NotFound | FailureKind::OutOfRange))
+        });
+        if out_of_date {
+            for base in bases.candidates(path, &current.content) {
+                if let Some((edited, applied)) = self.on_base(&base)? {
+                    return self.rebase(&base, &edited, applied).map(Some);
+                }
+            }
             return Ok(None);
         }
-        return match on_base(parts, files, edits, mine, &base)? {
-            Some((edited, applied)) => rebase(parts, current, &base, &edited, applied).map(Some),
-            // The edits do not fit the version they were said to be written
-            // against: their own failures there say why.
-            None => Ok(Some(failed_on_base(parts, files, edits, mine, &base)?)),
+        let numbered = mine_outcomes()
+            .any(|o| o.status == EditStatus::Applied && o.matched.as_ref().is_some_and(|m| m.level == "line-numbers"));
+        if numbered && !bases.last_read_is(path, &current.content) {
+            return self.ambiguous(direct, bases);
+        }
+        Ok(None)
+    }
+
+    /// Every file of the reply, with this one holding `content`.
+    fn files_with(&self, content: &str) -> Vec<File> {
+        let path = self.current.path.as_str();
+        self.files.iter().map(|f| if f.path == path { File::new(path, content) } else { f.clone() }).collect()
+    }
+
+    /// The file after applying `mine` to `base`, and their outcomes there, when
+    /// every one of them applies and they only rewrite that file.
+    fn on_base(&mut self, base: &Base) -> Result<Option<(String, Vec<Outcome>)>, Error> {
+        let (files, path) = (self.files_with(&base.content), self.current.path.as_str());
+        let (changes, outcomes) = parts::apply(self.parts, &files, self.edits, &self.mine)?;
+        let mine = &self.mine;
+        let outcomes: Vec<Outcome> = mine.iter().filter_map(|&i| outcomes[i].clone()).collect();
+        if outcomes.len() != mine.len() || outcomes.iter().any(|o| o.status != EditStatus::Applied) {
+            return Ok(None);
+        }
+        let edited = match changes.as_slice() {
+            [] => base.content.clone(),
+            [Change::Write(file)] if file.path == path => file.content.clone(),
+            _ => return Ok(None),
         };
+        Ok(Some((edited, outcomes)))
     }
-    let mine_outcomes = || mine.iter().filter_map(|&i| outcomes[i].as_ref());
-    let out_of_date = mine_outcomes().any(|o| {
-        o.status == EditStatus::Failed
-            && matches!(o.kind, Some(FailureKind::Stale | FailureKind::NotFound | FailureKind::OutOfRange))
-    });
-    if out_of_date {
-        for base in bases.candidates(path, &current.content) {
-            if let Some((edited, applied)) = on_base(parts, files, edits, mine, &base)? {
-                return rebase(parts, current, &base, &edited, applied).map(Some);
+
+    /// Merge `base → edited` into the current file: applied as `rebased`, or
+    /// every edit of the file `stale` with a view of the conflicting lines.
+    fn rebase(&mut self, base: &Base, edited: &str, applied: Vec<Outcome>) -> Result<Verdict, Error> {
+        let current = self.current;
+        let note = FileBase::of(base);
+        let merged = merge3(&base.content, &current.content, edited)?;
+        let path = current.path.as_str();
+        match merged {
+            Merged::Clean(content) => {
+                // The format's message counts lines of the base; the merged
+                // file's count is what the model should believe.
+                let lines = agent_apply_sdk::text::line_count(&content);
+                let outcomes = applied
+                    .into_iter()
+                    .map(|o| Outcome {
+                        message: format!(
+                            "{} (written against {}; rebased onto the current {path}, which now has {lines} lines)",
+                            o.message, base.label
+                        ),
+                        ..o
+                    })
+                    .collect();
+                let change = (content != current.content).then(|| Change::Write(File::new(path, content)));
+                Ok(Verdict { change, outcomes, base: Some(note) })
+            }
+            Merged::Conflict => {
+                let outcomes = self.conflicted(base, edited, applied)?;
+                Ok(Verdict { change: None, outcomes, base: Some(note) })
             }
         }
-        return Ok(None);
     }
-    let numbered = mine_outcomes()
-        .any(|o| o.status == EditStatus::Applied && o.matched.as_ref().is_some_and(|m| m.level == "line-numbers"));
-    if numbered && !bases.last_read_is(path, &current.content) {
-        return ambiguous(parts, files, edits, mine, current, direct, bases);
-    }
-    Ok(None)
-}
 
-/// `files` with `path` holding `content`.
-fn with_content(files: &[File], path: &str, content: &str) -> Vec<File> {
-    files.iter().map(|f| if f.path == path { File::new(path, content) } else { f.clone() }).collect()
-}
-
-/// The file after applying `mine` to `base`, and their outcomes there, when
-/// every one of them applies and they only rewrite that file.
-fn on_base(
-    parts: &mut [Part],
-    files: &[File],
-    edits: &[Edit],
-    mine: &[usize],
-    base: &Base,
-) -> Result<Option<(String, Vec<Outcome>)>, Error> {
-    let path = edits[mine[0]].path.as_str();
-    let (changes, outcomes) = parts::apply(parts, &with_content(files, path, &base.content), edits, mine)?;
-    let outcomes: Vec<Outcome> = mine.iter().filter_map(|&i| outcomes[i].clone()).collect();
-    if outcomes.len() != mine.len() || outcomes.iter().any(|o| o.status != EditStatus::Applied) {
-        return Ok(None);
-    }
-    let edited = match changes.as_slice() {
-        [] => base.content.clone(),
-        [Change::Write(file)] if file.path == path => file.content.clone(),
-        _ => return Ok(None),
-    };
-    Ok(Some((edited, outcomes)))
-}
-
-/// Merge `base → edited` into the current file: applied as `rebased`, or
-/// every edit of the file `stale` with a view of the conflicting lines.
-fn rebase(
-    parts: &mut [Part],
-    current: &File,
-    base: &Base,
-    edited: &str,
-    applied: Vec<Outcome>,
-) -> Result<Verdict, Error> {
-    let note = FileBase::of(base);
-    let merged = merge3(&base.content, &current.content, edited)?;
-    let path = current.path.as_str();
-    match merged {
-        Merged::Clean(content) => {
-            // The format's message counts lines of the base; the merged
-            // file's count is what the model should believe.
-            let lines = agent_apply_sdk::text::line_count(&content);
-            let outcomes = applied
-                .into_iter()
-                .map(|o| Outcome {
-                    message: format!(
-                        "{} (written against {}; rebased onto the current {path}, which now has {lines} lines)",
-                        o.message, base.label
-                    ),
-                    ..o
-                })
-                .collect();
-            let change = (content != current.content).then(|| Change::Write(File::new(path, content)));
-            Ok(Verdict { change, outcomes, base: Some(note) })
-        }
-        Merged::Conflict => {
-            let outcomes = conflicted(parts, current, base, edited, applied)?;
-            Ok(Verdict { change: None, outcomes, base: Some(note) })
-        }
-    }
-}
-
-/// The outcomes of a file whose merge conflicts: the edits that meet a
-/// conflicting region are `stale`, with the format's view of it in the
-/// current file; the others merged, but nothing of the file is written.
-fn conflicted(
-    parts: &mut [Part],
-    current: &File,
-    base: &Base,
-    edited: &str,
-    applied: Vec<Outcome>,
-) -> Result<Vec<Outcome>, Error> {
-    let path = current.path.as_str();
-    let regions = conflicts(&base.content, &current.content, edited);
-    let meets = |o: &Outcome, c: &merge::Conflict| o.lines.is_none_or(|l| c.meets(l.start, l.end));
-    let mut outcomes = Vec::new();
-    for o in &applied {
-        let mine: Vec<&merge::Conflict> = regions.iter().filter(|c| meets(o, c)).collect();
-        if mine.is_empty() {
-            let message = format!(
-                "not applied: this edit merged cleanly into {path}, but another edit of {path} conflicts with \
+    /// The outcomes of a file whose merge conflicts: the edits that meet a
+    /// conflicting region are `stale`, with the format's view of it in the
+    /// current file; the others merged, but nothing of the file is written.
+    fn conflicted(&mut self, base: &Base, edited: &str, applied: Vec<Outcome>) -> Result<Vec<Outcome>, Error> {
+        let current = self.current;
+        let path = current.path.as_str();
+        let regions = conflicts(&base.content, &current.content, edited);
+        let meets = |o: &Outcome, c: &merge::Conflict| o.lines.is_none_or(|l| c.meets(l.start, l.end));
+        let mut outcomes = Vec::new();
+        for o in &applied {
+            let mine: Vec<&merge::Conflict> = regions.iter().filter(|c| meets(o, c)).collect();
+            if mine.is_empty() {
+                let message = format!(
+                    "not applied: this edit merged cleanly into {path}, but another edit of {path} conflicts with \
                  changes made since {}",
-                base.label
-            );
-            let hint = format!("send it again with the corrected edits of {path}");
-            outcomes.push(stale(o.edit, message, hint, o.lines));
-            continue;
-        }
-        let ranges: Vec<LineRange> = mine.iter().map(|c| LineRange::new(c.current.0, c.current.1)).collect();
-        let listed: Vec<String> = ranges
-            .iter()
-            .map(|r| if r.start == r.end { r.start.to_string() } else { format!("{}-{}", r.start, r.end) })
-            .collect();
-        let view = view(parts, o.edit as usize, current, &ranges)?;
-        let message = format!(
-            "stale: written against {}, and {path} has changed since where this edit goes (now line(s) {} of {path})",
-            base.label,
-            listed.join(", ")
-        );
-        let hint = format!(
-            "nothing was written to {path}. Those lines of {path} now read:\n{view}Redo just this edit against \
-             these lines."
-        );
-        outcomes.push(stale(o.edit, message, hint, ranges.first().copied()));
-    }
-    Ok(outcomes)
-}
-
-/// The edits did not fit the `--base` version: each fails with what its
-/// format said there, so the model sees why.
-fn failed_on_base(
-    parts: &mut [Part],
-    files: &[File],
-    edits: &[Edit],
-    mine: &[usize],
-    base: &Base,
-) -> Result<Verdict, Error> {
-    let path = edits[mine[0]].path.as_str();
-    let (_, outcomes) = parts::apply(parts, &with_content(files, path, &base.content), edits, mine)?;
-    let note = FileBase::of(base);
-    let outcomes = mine
-        .iter()
-        .filter_map(|&i| outcomes[i].clone())
-        .map(|o| {
-            if o.status == EditStatus::Failed {
-                Outcome { message: format!("{} (on {path} as {} has it)", o.message, base.label), ..o }
-            } else {
-                let message =
-                    format!("not applied: another edit of {path} does not fit {path} as {} has it", base.label);
-                stale(o.edit, message, None, o.lines)
+                    base.label
+                );
+                let hint = format!("send it again with the corrected edits of {path}");
+                outcomes.push(stale(o.edit, message, hint, o.lines));
+                continue;
             }
-        })
-        .collect();
-    Ok(Verdict { change: None, outcomes, base: Some(note) })
-}
-
-/// Untagged line numbers on a file whose HEAD and working-tree versions
-/// differ: the model may have read either. Applied when both readings give
-/// the same file; otherwise every edit of the file is `stale`, naming both.
-fn ambiguous(
-    parts: &mut [Part],
-    files: &[File],
-    edits: &[Edit],
-    mine: &[usize],
-    current: &File,
-    direct: Option<Change>,
-    bases: &Bases<'_>,
-) -> Result<Option<Verdict>, Error> {
-    let path = current.path.as_str();
-    let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
-    // Numbers that do not fit HEAD's version were not written against it.
-    let Some((edited, applied)) = on_base(parts, files, edits, mine, &head)? else { return Ok(None) };
-    let now = match &direct {
-        Some(Change::Write(file)) => file.content.as_str(),
-        _ => current.content.as_str(),
-    };
-    if merge3(&head.content, &current.content, &edited).ok() == Some(Merged::Clean(now.to_string())) {
-        return Ok(None);
+            let ranges: Vec<LineRange> = mine.iter().map(|c| LineRange::new(c.current.0, c.current.1)).collect();
+            let listed: Vec<String> = ranges
+                .iter()
+                .map(|r| if r.start == r.end { r.start.to_string() } else { format!("{}-{}", r.start, r.end) })
+                .collect();
+            let view = self.view(o.edit as usize, &ranges)?;
+            let message = format!(
+                "stale: written against {}, and {path} has changed since where this edit goes (now line(s) {} of {path})",
+                base.label,
+                listed.join(", ")
+            );
+            let hint = format!(
+                "nothing was written to {path}. Those lines of {path} now read:\n{view}Redo just this edit against \
+             these lines."
+            );
+            outcomes.push(stale(o.edit, message, hint, ranges.first().copied()));
+        }
+        Ok(outcomes)
     }
-    let mut outcomes = Vec::new();
-    for o in applied {
-        let lines = o.lines.unwrap_or(LineRange::new(1, 1));
-        let around = LineRange::new(lines.start.saturating_sub(2).max(1), lines.end.max(lines.start) + 2);
-        let view = view(parts, o.edit as usize, current, &[around])?;
-        let message = format!(
-            "the line numbers of this edit are ambiguous: {path} differs between {} and the working tree \
+
+    /// The edits did not fit the `--base` version: each fails with what its
+    /// format said there, so the model sees why.
+    fn failed_on_base(&mut self, base: &Base) -> Result<Verdict, Error> {
+        let (files, path) = (self.files_with(&base.content), self.current.path.as_str());
+        let (_, outcomes) = parts::apply(self.parts, &files, self.edits, &self.mine)?;
+        let mine = &self.mine;
+        let note = FileBase::of(base);
+        let outcomes = mine
+            .iter()
+            .filter_map(|&i| outcomes[i].clone())
+            .map(|o| {
+                if o.status == EditStatus::Failed {
+                    Outcome { message: format!("{} (on {path} as {} has it)", o.message, base.label), ..o }
+                } else {
+                    let message =
+                        format!("not applied: another edit of {path} does not fit {path} as {} has it", base.label);
+                    stale(o.edit, message, None, o.lines)
+                }
+            })
+            .collect();
+        Ok(Verdict { change: None, outcomes, base: Some(note) })
+    }
+
+    /// Untagged line numbers on a file whose HEAD and working-tree versions
+    /// differ: the model may have read either. Applied when both readings give
+    /// the same file; otherwise every edit of the file is `stale`, naming both.
+    fn ambiguous(&mut self, direct: Option<Change>, bases: &Bases<'_>) -> Result<Option<Verdict>, Error> {
+        let current = self.current;
+        let path = current.path.as_str();
+        let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
+        // Numbers that do not fit HEAD's version were not written against it.
+        let Some((edited, applied)) = self.on_base(&head)? else { return Ok(None) };
+        let now = match &direct {
+            Some(Change::Write(file)) => file.content.as_str(),
+            _ => current.content.as_str(),
+        };
+        if merge3(&head.content, &current.content, &edited).ok() == Some(Merged::Clean(now.to_string())) {
+            return Ok(None);
+        }
+        let mut outcomes = Vec::new();
+        for o in applied {
+            let lines = o.lines.unwrap_or(LineRange::new(1, 1));
+            let around = LineRange::new(lines.start.saturating_sub(2).max(1), lines.end.max(lines.start) + 2);
+            let view = self.view(o.edit as usize, &[around])?;
+            let message = format!(
+                "the line numbers of this edit are ambiguous: {path} differs between {} and the working tree \
              (uncommitted changes), and they name different lines in each",
-            head.label
-        );
-        let hint = format!(
-            "nothing was written to {path}. Both versions you may have read: {} (blob {}) and the working tree. \
+                head.label
+            );
+            let hint = format!(
+                "nothing was written to {path}. Both versions you may have read: {} (blob {}) and the working tree. \
              The working tree's lines there now:\n{view}Resend the edit with the version tag of a fresh view \
              (`git agent-apply read`), or pass --base to say which version you read.",
-            head.label,
-            &head.blob[..7]
-        );
-        outcomes.push(stale(o.edit, message, hint, o.lines));
+                head.label,
+                &head.blob[..7]
+            );
+            outcomes.push(stale(o.edit, message, hint, o.lines));
+        }
+        Ok(Some(Verdict { change: None, outcomes, base: None }))
     }
-    Ok(Some(Verdict { change: None, outcomes, base: None }))
-}
 
-/// `ranges` of the current file in the view of the format that read edit `index`.
-fn view(parts: &mut [Part], index: usize, current: &File, ranges: &[LineRange]) -> Result<String, Error> {
-    let part = parts.iter_mut().find(|p| p.edits.contains(&index)).expect("every edit belongs to a part");
-    let view = part.instance.render(current, ranges, &part.options)?.unwrap_or_else(|_| {
-        agent_apply_sdk::view::render_ranges(&current.content, ranges, |n, line| format!("{n}: {line}"))
-    });
-    Ok(if view.ends_with('\n') { view } else { view + "\n" })
+    /// `ranges` of the current file in the view of the format that read edit `index`.
+    fn view(&mut self, index: usize, ranges: &[LineRange]) -> Result<String, Error> {
+        let current = self.current;
+        let part = self.parts.iter_mut().find(|p| p.edits.contains(&index)).expect("every edit belongs to a part");
+        let view = part.instance.render(current, ranges, &part.options)?.unwrap_or_else(|_| {
+            agent_apply_sdk::view::render_ranges(&current.content, ranges, |n, line| format!("{n}: {line}"))
+        });
+        Ok(if view.ends_with('\n') { view } else { view + "\n" })
+    }
 }
 
 fn stale(edit: u32, message: String, hint: impl Into<Option<String>>, lines: Option<LineRange>) -> Outcome {

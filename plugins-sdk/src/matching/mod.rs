@@ -96,8 +96,7 @@ impl Level {
 
 /// The line levels [`find_block`] tries, in order (elision and fuzzy are
 /// handled separately).
-pub(super) const LINE_LEVELS: [Level; 4] =
-    [Level::Exact, Level::TrailingWhitespace, Level::LeadingWhitespace, Level::Unicode];
+pub const LINE_LEVELS: [Level; 4] = [Level::Exact, Level::TrailingWhitespace, Level::LeadingWhitespace, Level::Unicode];
 
 /// Knobs of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq)]

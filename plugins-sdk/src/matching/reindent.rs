@@ -24,6 +24,16 @@ pub enum Reindent {
         /// Write indentation with tabs.
         use_tabs: bool,
     },
+    /// Scale indentation by `num / den` (tabs count 4 columns): a model that
+    /// wrote 2-space indents for a 4-space file, or the reverse.
+    Scale {
+        /// Multiplier.
+        num: usize,
+        /// Divisor.
+        den: usize,
+        /// Write indentation with tabs.
+        use_tabs: bool,
+    },
 }
 
 pub(super) fn leading_ws(line: &str) -> &str {
@@ -72,8 +82,21 @@ impl Reindent {
                 return Reindent::Columns { delta, tab, use_tabs };
             }
         }
+        if let Some(scale) = Self::scale(&pairs, use_tabs) {
+            return scale;
+        }
         let (a, b) = pairs[0];
         Reindent::Swap { from: a.to_string(), to: b.to_string() }
+    }
+
+    /// The one ratio of indentation columns that maps every written prefix
+    /// to the file's, if there is one.
+    fn scale(pairs: &[(&str, &str)], use_tabs: bool) -> Option<Reindent> {
+        let cols: Vec<(usize, usize)> = pairs.iter().map(|(a, b)| (columns(a, 4), columns(b, 4))).collect();
+        let &(a, b) = cols.iter().find(|(a, _)| *a > 0)?;
+        let g = gcd(a, b).max(1);
+        let (num, den) = (b / g, a / g);
+        (num > 0 && cols.iter().all(|&(a, b)| a * num == b * den)).then_some(Reindent::Scale { num, den, use_tabs })
     }
 
     /// `line` re-indented.
@@ -91,13 +114,20 @@ impl Reindent {
             },
             Reindent::Columns { delta, tab, use_tabs } => {
                 let col = (columns(ws, *tab) as isize + delta).max(0) as usize;
-                let indent = if *use_tabs {
-                    format!("{}{}", "\t".repeat(col / tab), " ".repeat(col % tab))
-                } else {
-                    " ".repeat(col)
-                };
-                format!("{indent}{rest}")
+                format!("{}{rest}", indent(col, *tab, *use_tabs))
+            }
+            Reindent::Scale { num, den, use_tabs } => {
+                format!("{}{rest}", indent(columns(ws, 4) * num / den, 4, *use_tabs))
             }
         }
     }
+}
+
+/// Indentation `col` columns wide, with tabs of `tab` columns or spaces.
+fn indent(col: usize, tab: usize, use_tabs: bool) -> String {
+    if use_tabs { format!("{}{}", "\t".repeat(col / tab), " ".repeat(col % tab)) } else { " ".repeat(col) }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -50,7 +50,9 @@ pub(super) fn block_lines(text: &str) -> Vec<&str> {
     lines_with_endings(text).map(strip_ending).collect()
 }
 
-pub(super) fn places(starts: &[usize], len: usize) -> String {
+/// Where a block matched, for messages: `3-5, 12-14` (1-based), at most
+/// [`AMBIGUITY_LIMIT`] of them.
+pub fn places(starts: &[usize], len: usize) -> String {
     let shown: Vec<String> = starts
         .iter()
         .take(AMBIGUITY_LIMIT)

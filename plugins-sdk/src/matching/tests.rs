@@ -229,3 +229,14 @@ proptest! {
         let _ = replace_block(&content, &search, &replace, &LadderOptions { fuzzy: Some(0.5), ..Default::default() });
     }
 }
+
+/// Two-space indents written for a four-space file scale to it, tabs kept
+/// where the file uses them.
+#[test]
+fn reindent_scales_a_consistent_ratio_of_indentation() {
+    let scale = Reindent::infer([("  a", "    a"), ("    b", "        b"), ("c", "c")]);
+    assert_eq!(scale, Reindent::Scale { num: 2, den: 1, use_tabs: false });
+    assert_eq!(scale.apply("      deep"), "            deep");
+    let tabs = Reindent::infer([("  a", "\ta"), ("    b", "\t\tb")]);
+    assert_eq!(tabs.apply("      c"), "\t\t\tc");
+}

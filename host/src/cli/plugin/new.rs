@@ -10,6 +10,8 @@ use super::{CommandError, Exit};
 const CARGO_TOML: &str = include_str!("template/Cargo.toml.txt");
 const LIB_RS: &str = include_str!("template/lib.rs.txt");
 const README: &str = include_str!("template/README.md.txt");
+/// Our formatting: the scaffold is written in it, so `cargo fmt` keeps it.
+const RUSTFMT: &str = include_str!("../../../../rustfmt.toml");
 
 /// The SDK this binary was built from, if that checkout is still there
 /// (`cargo install --path host` builds from one).
@@ -73,7 +75,8 @@ pub fn run(args: &NewArgs) -> Result<Exit, CommandError> {
             .replace("{{sdk_dependency}}", &sdk_dependency)
             .replace("{{sdk_note}}", sdk_note)
     };
-    for (file, template) in [("Cargo.toml", CARGO_TOML), ("src/lib.rs", LIB_RS), ("README.md", README)] {
+    let files = [("Cargo.toml", CARGO_TOML), ("src/lib.rs", LIB_RS), ("README.md", README), ("rustfmt.toml", RUSTFMT)];
+    for (file, template) in files {
         let path = dir.join(file);
         std::fs::write(&path, fill(template)).map_err(|e| io(&path, e))?;
     }

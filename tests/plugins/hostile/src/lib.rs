@@ -4,9 +4,10 @@
 //! the file system, the network and the environment, and report what
 //! worked), `huge` (100,000 edits), `huge-text` (a 32 MiB diagnostic),
 //! `bad-utf8` (a diagnostic that is not UTF-8) or `poison-info` (every later
-//! `info` call panics). The other exports panic on request too: `detect` on
-//! the reply `detect:panic`, `apply` and `render` with the option
-//! `misdeed = panic`, `lint` on a file holding `panic`.
+//! `info` call panics); `chatter` only writes a line to stderr. The other
+//! exports panic on request too: `detect` on the reply `detect:panic`,
+//! `apply` and `render` with the option `misdeed = panic`, `lint` on a file
+//! holding `panic`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -98,6 +99,8 @@ impl Format for Hostile {
                 parsed.diagnostics.push(Diagnostic::error(message, None));
             }
             "poison-info" => INFO_PANICS.store(true, Ordering::Relaxed),
+            // Not a misdeed: output the host shows only under --verbose.
+            "chatter" => eprintln!("hostile plugin chatters on stderr"),
             "probe" => {
                 let file = std::fs::read_to_string("/etc/passwd").map(|s| format!("read {} bytes", s.len()));
                 let dir = std::fs::read_dir(".").map(|d| format!("listed {} entries", d.count()));

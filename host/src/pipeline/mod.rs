@@ -15,20 +15,25 @@
 //! ```
 
 use std::collections::HashMap;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, Severity};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, ParseOutput, Severity};
 
 use crate::Error;
 use crate::parts::{self, Part};
 use crate::rebase;
-use crate::report::{ApplyReport, FormatChoice, ReportStatus};
+use crate::registry::ChosenBy;
+use crate::report::{ApplyReport, FormatChoice, REJECTED, ReportStatus, Shown};
 use crate::snippet;
 use crate::suffix::{self, Alias};
 use crate::transaction::{
     CommitRequest, DirtyPolicy, GitRepo, Head, SnapshotError, binary_changes, check_path, planned_paths, read_text,
 };
 use crate::workspace::Workspace;
+
+mod review;
+pub use review::EditPreview;
 
 /// How to apply a reply; the default is what `git agent-apply` does with
 /// no flags: choose the format, apply every edit or none, commit.
@@ -118,10 +123,57 @@ impl Plan {
     }
 }
 
+/// Some edits tried in memory: the new contents, every edit's outcome in
+/// reply order, which were rebased, and notes on the paths the edits were
+/// taken to mean.
+#[derive(Default)]
+struct Tried {
+    changes: Vec<Change>,
+    outcomes: Vec<Outcome>,
+    rebased: rebase::Rebased,
+    notes: Vec<Diagnostic>,
+}
+
 /// Apply `reply` in `workspace` as `options` say. Edit failures are in the
 /// report (status `failed`), not errors; an `Err` means the reply or the
 /// repository could not be worked on at all, and nothing was changed.
 pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -> Result<Applied, Error> {
+    prepare(workspace, reply, options)?.apply(&[])
+}
+
+/// A reply read, the files it names snapshotted and every edit tried in
+/// memory: all that [`apply`] does before it writes. Nothing is written
+/// and no lock is held until [`Prepared::apply`], so a caller may take its
+/// time choosing edits (`--interactive`, with [`Prepared::preview`]); the
+/// transaction refuses, as a conflict, a branch or file that moved meanwhile.
+pub struct Prepared<'w> {
+    workspace: &'w Workspace,
+    options: ApplyOptions,
+    repo: Option<GitRepo>,
+    head: Option<Head>,
+    by: ChosenBy,
+    also: Vec<String>,
+    parts: Vec<Part>,
+    parsed: ParseOutput,
+    plan: Plan,
+    /// The reply could not be read whole (an error diagnostic).
+    malformed: bool,
+    /// `--partial`, unless the reply was cut off: the edits before the cut
+    /// may depend on the ones that never came.
+    partial: bool,
+    /// Every edit, tried together.
+    tried: Tried,
+    tokens: Option<JoinHandle<usize>>,
+    reply_bytes: usize,
+    parse_ms: f64,
+    apply_ms: f64,
+    /// Time spent working, not waiting for a person between the steps.
+    work_ms: f64,
+}
+
+/// Read `reply`, snapshot the files it names and try every edit in memory;
+/// write nothing. Errors are [`apply`]'s.
+pub fn prepare<'w>(workspace: &'w mut Workspace, reply: String, options: &ApplyOptions) -> Result<Prepared<'w>, Error> {
     let started = Instant::now();
     let limits = workspace.config.input_limits();
     limits.check_reply_text(&reply)?;
@@ -132,6 +184,7 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
         repo.recover()?;
     }
     let head = repo.as_ref().map(|r| r.head()).transpose()?;
+    let workspace: &'w Workspace = workspace;
 
     let config = &workspace.config;
     let chosen =
@@ -140,7 +193,7 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let existing = snippet::on_disk(&workspace.root, &limits);
     let reading = parts::read(&workspace.registry, config, options.file.as_deref(), chosen, &reply, &existing)?;
     let also = reading.also();
-    let parts::Reading { parts: mut format_parts, mut parsed, by } = reading;
+    let parts::Reading { parts: format_parts, mut parsed, by } = reading;
     let parse_ms = millis(parse_started);
     // The edits hold what is needed of the reply from here on; a large
     // reply is not kept beside them.
@@ -151,41 +204,81 @@ pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -
     let (plan, notes) = plan(workspace, repo.as_ref(), &parsed.edits, options)?;
     parsed.diagnostics.extend(notes);
     let malformed = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
-    // A reply cut off mid-edit is refused whole, even under --partial: the
-    // edits before the cut may depend on the ones that never came.
     let partial = options.partial && !parsed.diagnostics.iter().any(Diagnostic::is_cut_off);
+    let mut prepared = Prepared {
+        workspace,
+        options: options.clone(),
+        repo,
+        head,
+        by,
+        also,
+        parts: format_parts,
+        parsed,
+        plan,
+        malformed,
+        partial,
+        tried: Tried::default(),
+        tokens,
+        reply_bytes,
+        parse_ms,
+        apply_ms: 0.0,
+        work_ms: 0.0,
+    };
     let apply_started = Instant::now();
-    let bases = rebase::Bases::new(repo.as_ref().map(GitRepo::repository), &options.base)?;
-    let Attempt { changes, outcomes, rebased, notes } =
-        apply_edits(&mut format_parts, &plan, &parsed.edits, malformed && !partial, &bases)?;
-    parsed.diagnostics.extend(notes);
-    let apply_ms = millis(apply_started);
+    prepared.tried = prepared.try_edits(&(0..prepared.parsed.edits.len()).collect::<Vec<_>>())?;
+    prepared.apply_ms = millis(apply_started);
+    prepared.work_ms = millis(started);
+    Ok(prepared)
+}
 
-    let any_failed = malformed || outcomes.iter().any(|o| o.status == EditStatus::Failed);
-    let changes = if any_failed && !partial { Vec::new() } else { changes };
-    let before: HashMap<&str, &str> = plan.snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
-    let format = FormatChoice { name: format_parts[0].name.clone(), chosen_by: by, also };
-    let mut report = ApplyReport::new(
-        format,
-        &parsed,
-        &outcomes,
-        &changes,
-        &|p| before.get(p).copied(),
-        crate::report::Shown { dry_run: options.dry_run, partial, diff: options.diff, ranges: options.ranges },
-    );
-    report.note_bases(&rebased);
-    report.timings.parse_ms = parse_ms;
-    report.timings.apply_ms = apply_ms;
-    if let (Some(repo), Some(head)) = (&repo, &head) {
-        write(workspace, repo, head, &plan, &changes, options, &mut report)?;
-    } else if !changes.is_empty() && options.dry_run && !checks(workspace, options).is_empty() {
-        return Err(Error::ChecksNeedRepository);
+impl Prepared<'_> {
+    /// Write the edits all or nothing (or, under `--partial`, those that
+    /// apply), leaving out the edits at the indexes in `rejected`: they are
+    /// reported as rejected by the user. With none rejected this is [`apply`].
+    pub fn apply(mut self, rejected: &[usize]) -> Result<Applied, Error> {
+        let started = Instant::now();
+        if !rejected.is_empty() {
+            let kept: Vec<usize> = (0..self.parsed.edits.len()).filter(|i| !rejected.contains(i)).collect();
+            let apply_started = Instant::now();
+            self.tried = self.try_edits(&kept)?;
+            self.apply_ms += millis(apply_started);
+        }
+        let Tried { changes, outcomes, rebased, notes } = std::mem::take(&mut self.tried);
+        self.parsed.diagnostics.extend(notes);
+        let any_failed = self.malformed
+            || outcomes.iter().any(|o| o.status == EditStatus::Failed && !rejected.contains(&(o.edit as usize)));
+        let changes = if any_failed && !self.partial { Vec::new() } else { changes };
+        let (workspace, options, plan) = (self.workspace, &self.options, &self.plan);
+        let before: HashMap<&str, &str> =
+            plan.snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
+        let format =
+            FormatChoice { name: self.parts[0].name.clone(), chosen_by: self.by.clone(), also: self.also.clone() };
+        let shown =
+            Shown { dry_run: options.dry_run, partial: self.partial, diff: options.diff, ranges: options.ranges };
+        let mut report =
+            ApplyReport::new(format, &self.parsed, &outcomes, rejected, &changes, &|p| before.get(p).copied(), shown);
+        report.note_bases(&rebased);
+        report.timings.parse_ms = self.parse_ms;
+        report.timings.apply_ms = self.apply_ms;
+        if let (Some(repo), Some(head)) = (&self.repo, &self.head) {
+            write(workspace, repo, head, plan, &changes, options, &mut report)?;
+        } else if !changes.is_empty() && options.dry_run && !checks(workspace, options).is_empty() {
+            return Err(Error::ChecksNeedRepository);
+        }
+        report.stats.reply_bytes = self.reply_bytes;
+        report.stats.reply_tokens = self.tokens.take().and_then(|counting| counting.join().ok());
+        report.timings.total_ms = self.work_ms + millis(started);
+        let plugin_output = self.parts.iter().map(|part| (part.name.clone(), part.instance.stderr())).collect();
+        Ok(Applied { report, plugin_output })
     }
-    report.stats.reply_bytes = reply_bytes;
-    report.stats.reply_tokens = tokens.and_then(|counting| counting.join().ok());
-    report.timings.total_ms = millis(started);
-    let plugin_output = format_parts.iter().map(|part| (part.name.clone(), part.instance.stderr())).collect();
-    Ok(Applied { report, plugin_output })
+
+    /// Try the `selected` edits in memory, on the snapshots (none when the
+    /// reply could not be read and the run is not partial).
+    fn try_edits(&mut self, selected: &[usize]) -> Result<Tried, Error> {
+        let bases = rebase::Bases::new(self.repo.as_ref().map(GitRepo::repository), &self.options.base)?;
+        let skip_all = self.malformed && !self.partial;
+        apply_edits(&mut self.parts, &self.plan, &self.parsed.edits, selected, skip_all, &bases)
+    }
 }
 
 fn millis(since: Instant) -> f64 {
@@ -250,28 +343,21 @@ fn plan(
     Ok((plan, notes))
 }
 
-/// What applying the edits gave: the changes, every edit's outcome in
-/// reply order (refused paths, the formats' verdicts, and edits never
-/// tried), the rebased files, and notes on the paths the edits were taken
-/// to mean.
-struct Attempt {
-    changes: Vec<Change>,
-    outcomes: Vec<Outcome>,
-    rebased: rebase::Rebased,
-    notes: Vec<Diagnostic>,
-}
-
-/// Apply the edits whose paths passed the policy, each part with its own
-/// format (none when the reply was malformed and not partial).
+/// Apply the `selected` edits whose paths passed the policy, each part with
+/// its own format (none when `skip_all`: the reply was malformed and the run
+/// is not partial). Returns the changes, and every edit's outcome in reply
+/// order: refused paths, the formats' verdicts, edits never tried, and
+/// edits not selected (reported as the user's rejections).
 fn apply_edits(
     format_parts: &mut [Part],
     plan: &Plan,
     edits: &[Edit],
-    malformed: bool,
+    selected: &[usize],
+    skip_all: bool,
     bases: &rebase::Bases<'_>,
-) -> Result<Attempt, Error> {
-    let allowed: Vec<usize> = (0..edits.len()).filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
-    let (mut changes, mut verdicts, rebased, notes) = if malformed || allowed.is_empty() {
+) -> Result<Tried, Error> {
+    let allowed: Vec<usize> = selected.iter().copied().filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
+    let (mut changes, mut verdicts, rebased, notes) = if skip_all || allowed.is_empty() {
         (Vec::new(), vec![None; edits.len()], rebase::Rebased::default(), Vec::new())
     } else {
         // Edits written against another version of a file are rebased (#25);
@@ -304,10 +390,11 @@ fn apply_edits(
                 Outcome { status: EditStatus::Applied, ..outcome }
             }
             (None, Some(outcome)) => outcome,
+            (None, None) if !selected.contains(&index) => rejected(index),
             (None, None) => failed(index, FailureKind::Malformed, "not applied: the reply could not be read".into()),
         })
         .collect();
-    Ok(Attempt { changes, outcomes, rebased, notes })
+    Ok(Tried { changes, outcomes, rebased, notes })
 }
 
 /// Write what the report says was applied: checks first in a sandbox when
@@ -391,6 +478,12 @@ fn failed(index: usize, kind: FailureKind, message: String) -> Outcome {
         lines: None,
         matched: None,
     }
+}
+
+/// An edit the caller left out: not applied, and reported as rejected by
+/// the user (the report reads the rejected indexes, not this status).
+fn rejected(index: usize) -> Outcome {
+    Outcome { kind: None, ..failed(index, FailureKind::Malformed, REJECTED.into()) }
 }
 
 /// The commit message: the config template if there is one, else

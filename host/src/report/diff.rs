@@ -1,0 +1,54 @@
+//! Changed line ranges, for programs (the diffs people read are in text.rs).
+
+use std::ops::Range;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// One changed range of a file: lines `old_start..old_start+removed` became
+/// `new_start..new_start+added` (1-based; a count of 0 is an insertion or
+/// deletion point).
+#[derive(Debug, Serialize, JsonSchema, PartialEq)]
+pub struct RangeChange {
+    pub old_start: usize,
+    pub removed: usize,
+    pub new_start: usize,
+    pub added: usize,
+}
+
+/// The changed ranges between two versions of a file.
+/// The changed line ranges between `old` and `new`, by histogram diff:
+/// near-linear on source files, where a Myers diff is quadratic in the
+/// number of changes (a reply with a thousand edits to a file took seconds).
+pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
+    let input = imara_diff::intern::InternedInput::new(old, new);
+    let mut changes = Vec::new();
+    imara_diff::diff(imara_diff::Algorithm::Histogram, &input, |before: Range<u32>, after: Range<u32>| {
+        changes.push(RangeChange {
+            old_start: before.start as usize + 1,
+            removed: before.len(),
+            new_start: after.start as usize + 1,
+            added: after.len(),
+        })
+    });
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_changes_list_each_changed_range() {
+        let old = "a\nb\nc\nd\ne\n";
+        let new = "a\nB\nc\nd\nx\ny\ne\n";
+        assert_eq!(
+            range_changes(old, new),
+            vec![
+                RangeChange { old_start: 2, removed: 1, new_start: 2, added: 1 },
+                RangeChange { old_start: 5, removed: 0, new_start: 5, added: 2 },
+            ]
+        );
+        assert_eq!(range_changes("", "new\n"), vec![RangeChange { old_start: 1, removed: 0, new_start: 1, added: 1 }]);
+    }
+}
