@@ -239,177 +239,220 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
         lines.push((offset, strip_ending(line)));
         offset += line.len();
     }
-    let mut section: Option<Section> = None;
-    let mut in_hunk = false;
-    // Whether the current hunk was closed by an unmarked prose line (bare text only).
+    let mut reader = RegionReader { region, map, parsed, lines: &lines, section: None, in_hunk: false };
     let mut i = 0;
-    let start_section = |section: &mut Option<Section>, parsed: &mut Parsed<FilePatch>, at: usize| {
-        if let Some(done) = section.take() {
-            done.finish(region, map, parsed);
-        }
-        *section = Some(Section { start_line: map.line_of(at), start: at, end: at, ..Section::default() });
-    };
     while i < lines.len() {
-        let (at, line) = lines[i];
-        let line_no = map.line_of(at);
-        let next = lines.get(i + 1).map(|l| l.1);
-        let end_of_line = lines.get(i + 1).map_or(region.offset + region.text.len(), |l| l.0);
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            start_section(&mut section, parsed, at);
-            let s = section.as_mut().expect("started");
-            s.git = git_line_paths(rest);
-            s.open_header = true;
-            s.end = end_of_line;
-            s.end_line = line_no;
-            in_hunk = false;
-            i += 1;
-            continue;
-        }
-        if line.starts_with("--- ") && next.is_some_and(|n| n.starts_with("+++ ")) {
-            let fresh = section.as_ref().is_none_or(|s| s.has_headers || !s.hunks.is_empty());
-            if fresh {
-                start_section(&mut section, parsed, at);
-            }
-            let s = section.as_mut().expect("started");
-            s.old = Some(header_path(&line[4..]));
-            s.new = Some(header_path(&next.expect("checked")[4..]));
-            s.has_headers = true;
-            s.open_header = true;
-            s.end = lines.get(i + 2).map_or(region.offset + region.text.len(), |l| l.0);
-            s.end_line = line_no + 1;
-            in_hunk = false;
-            i += 2;
-            continue;
-        }
-        if line.starts_with("@@") {
-            if section.is_none() {
-                start_section(&mut section, parsed, at);
-            }
-            let s = section.as_mut().expect("started");
-            let numbers = hunk_numbers(line);
-            if numbers.is_none() && line.starts_with("@@ -") && line.len() > 4 && line.as_bytes()[4].is_ascii_digit() {
-                parsed.diagnostics.push(
-                    Diagnostic::warning(
-                        format!(
-                            "the hunk header at reply line {line_no} has unreadable line numbers; they are ignored"
-                        ),
-                        Some(map.span(at, end_of_line)),
-                    )
-                    .with_hint("write hunk headers as `@@ -OLD,COUNT +NEW,COUNT @@`, or as a bare `@@ @@`"),
-                );
-            }
-            s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, line, numbers));
-            s.open_header = false;
-            s.end = end_of_line;
-            s.end_line = line_no;
-            in_hunk = true;
-            i += 1;
-            continue;
-        }
-        if let Some(s) = section.as_mut()
-            && s.hunks.is_empty()
-            && !in_hunk
-        {
-            let mut header = true;
-            if let Some(p) = line.strip_prefix("rename from ") {
-                s.rename_from = Some(p.trim().to_string());
-            } else if let Some(p) = line.strip_prefix("rename to ") {
-                s.rename_to = Some(p.trim().to_string());
-            } else if line.starts_with("new file mode") {
-                s.new_file = true;
-            } else if line.starts_with("deleted file mode") {
-                s.deleted_file = true;
-            } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
-                parsed.diagnostics.push(
-                    Diagnostic::error(
-                        format!("reply line {line_no}: binary patches are not supported"),
-                        Some(map.span(at, end_of_line)),
-                    )
-                    .with_hint("change only text files with this format"),
-                );
-            } else if line.starts_with("--- ") && !s.has_headers {
-                // A `---` header whose `+++` never came: the reply's end cut it.
-            } else if !(line.starts_with("similarity index")
-                || line.starts_with("dissimilarity index")
-                || line.starts_with("index ")
-                || line.starts_with("old mode")
-                || line.starts_with("new mode")
-                || line.starts_with("copy from ")
-                || line.starts_with("copy to "))
-            {
-                header = false;
-            }
-            if header {
-                // An empty file created or deleted ends at its `index` line.
-                s.open_header =
-                    (line.starts_with("index ") && !(s.new_file || s.deleted_file)) || line.starts_with("--- ");
-                s.end = end_of_line;
-                s.end_line = line_no;
-                i += 1;
-                continue;
-            }
-        }
-        // Hunk body lines.
-        let first = line.as_bytes().first().copied();
-        let marked = matches!(first, Some(b' ' | b'+' | b'-'));
-        let open_bare = !in_hunk
-            && marked
-            && (section.as_ref().is_some_and(|s| s.has_headers && s.hunks.is_empty())
-                || (region.fenced && section.is_none() && !line.starts_with("---") && !line.starts_with("+++")));
-        if open_bare {
-            if section.is_none() {
-                start_section(&mut section, parsed, at);
-            }
-            let s = section.as_mut().expect("started");
-            s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, "", None));
-            s.open_header = false;
-            in_hunk = true;
-        }
-        if in_hunk {
-            let s = section.as_mut().expect("a hunk is open");
-            let hunk = s.hunks.last_mut().expect("a hunk is open");
-            match first {
-                Some(b'\\') => {
-                    // `\ No newline at end of file`: about the line before it.
-                    match hunk.lines.last().map(|l| l.as_bytes()[0]) {
-                        Some(b'-') => hunk.old_no_eol = true,
-                        Some(b'+') => hunk.new_no_eol = true,
-                        Some(_) => {
-                            hunk.old_no_eol = true;
-                            hunk.new_no_eol = true;
-                        }
-                        None => {
-                            parsed.diagnostics.push(
-                                Diagnostic::error(
-                                    format!("reply line {line_no}: `{}` before any line of the hunk", line.trim()),
-                                    Some(map.span(at, end_of_line)),
-                                )
-                                .with_hint(
-                                    "the `\\ No newline at end of file` marker goes right after the line it is about",
-                                ),
-                            );
-                        }
-                    }
-                }
-                Some(b' ' | b'+' | b'-') => hunk.lines.push(line.to_string()),
-                None => hunk.lines.push("~".to_string()),
-                Some(_) if region.fenced => hunk.lines.push(format!("~{line}")),
-                Some(_) => {
-                    // Bare text: an unmarked line ends the diff (prose after it).
-                    in_hunk = false;
-                    i += 1;
-                    continue;
-                }
-            }
-            s.end = end_of_line;
-            s.end_line = line_no;
-        }
-        i += 1;
+        i += reader.line(i);
     }
-    if let Some(done) = section.take() {
-        finish_last(done, region, map, parsed);
+    if let Some(done) = reader.section.take() {
+        finish_last(done, region, map, reader.parsed);
     }
 }
+
+/// Reads a region's lines into file sections, one kind of line at a time.
+struct RegionReader<'r, 'p> {
+    region: &'r Region<'r>,
+    map: &'r SourceMap,
+    parsed: &'p mut Parsed<FilePatch>,
+    /// Each line's offset in the reply and its text without the ending.
+    lines: &'r [(usize, &'r str)],
+    section: Option<Section>,
+    /// Inside a hunk's body.
+    in_hunk: bool,
+}
+
+impl RegionReader<'_, '_> {
+    /// Read line `i` (and the next, for a `---`/`+++` pair); how many lines it took.
+    fn line(&mut self, i: usize) -> usize {
+        let (at, line) = self.lines[i];
+        let next = self.lines.get(i + 1).map(|l| l.1);
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let s = self.start_section(at);
+            s.git = git_line_paths(rest);
+            s.open_header = true;
+            self.extend_to(i);
+            self.in_hunk = false;
+            return 1;
+        }
+        if line.starts_with("--- ") && next.is_some_and(|n| n.starts_with("+++ ")) {
+            self.file_headers(i, &line[4..], &next.expect("checked")[4..]);
+            return 2;
+        }
+        if line.starts_with("@@") {
+            self.hunk_header(i);
+            return 1;
+        }
+        if self.section.as_ref().is_some_and(|s| s.hunks.is_empty()) && !self.in_hunk && self.extended_header(i) {
+            return 1;
+        }
+        self.body_line(i);
+        1
+    }
+
+    /// The offset where line `i` ends (its ending included).
+    fn end_of(&self, i: usize) -> usize {
+        self.lines.get(i + 1).map_or(self.region.offset + self.region.text.len(), |l| l.0)
+    }
+
+    /// The current section now reaches to the end of line `i`.
+    fn extend_to(&mut self, i: usize) {
+        let (end, end_line) = (self.end_of(i), self.map.line_of(self.lines[i].0));
+        let s = self.section.as_mut().expect("a section is open");
+        s.end = end;
+        s.end_line = end_line;
+    }
+
+    /// Finish the open section, if any, and start one at `at`.
+    fn start_section(&mut self, at: usize) -> &mut Section {
+        if let Some(done) = self.section.take() {
+            done.finish(self.region, self.map, self.parsed);
+        }
+        let start_line = self.map.line_of(at);
+        self.section.insert(Section { start_line, start: at, end: at, ..Section::default() })
+    }
+
+    /// A `---`/`+++` pair at lines `i` and `i + 1`: a new file section,
+    /// unless it completes the `diff --git` one just opened.
+    fn file_headers(&mut self, i: usize, old: &str, new: &str) {
+        let at = self.lines[i].0;
+        let fresh = self.section.as_ref().is_none_or(|s| s.has_headers || !s.hunks.is_empty());
+        if fresh {
+            self.start_section(at);
+        }
+        let s = self.section.as_mut().expect("started");
+        s.old = Some(header_path(old));
+        s.new = Some(header_path(new));
+        s.has_headers = true;
+        s.open_header = true;
+        self.extend_to(i + 1);
+        self.in_hunk = false;
+    }
+
+    /// An `@@` line: a new hunk (its numbers warned about when unreadable).
+    fn hunk_header(&mut self, i: usize) {
+        let (at, line) = self.lines[i];
+        let line_no = self.map.line_of(at);
+        if self.section.is_none() {
+            self.start_section(at);
+        }
+        let numbers = hunk_numbers(line);
+        if numbers.is_none() && line.starts_with("@@ -") && line.len() > 4 && line.as_bytes()[4].is_ascii_digit() {
+            self.parsed.diagnostics.push(
+                Diagnostic::warning(
+                    format!("the hunk header at reply line {line_no} has unreadable line numbers; they are ignored"),
+                    Some(self.map.span(at, self.end_of(i))),
+                )
+                .with_hint("write hunk headers as `@@ -OLD,COUNT +NEW,COUNT @@`, or as a bare `@@ @@`"),
+            );
+        }
+        let s = self.section.as_mut().expect("started");
+        s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, line, numbers));
+        s.open_header = false;
+        self.extend_to(i);
+        self.in_hunk = true;
+    }
+
+    /// A git extended header line (`rename from`, `new file mode`, `index`,
+    /// ...) before the section's first hunk; false when line `i` is not one.
+    fn extended_header(&mut self, i: usize) -> bool {
+        let (at, line) = self.lines[i];
+        let s = self.section.as_mut().expect("checked by the caller");
+        if let Some(p) = line.strip_prefix("rename from ") {
+            s.rename_from = Some(p.trim().to_string());
+        } else if let Some(p) = line.strip_prefix("rename to ") {
+            s.rename_to = Some(p.trim().to_string());
+        } else if line.starts_with("new file mode") {
+            s.new_file = true;
+        } else if line.starts_with("deleted file mode") {
+            s.deleted_file = true;
+        } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+            let line_no = self.map.line_of(at);
+            let span = self.map.span(at, self.end_of(i));
+            self.parsed.diagnostics.push(
+                Diagnostic::error(format!("reply line {line_no}: binary patches are not supported"), Some(span))
+                    .with_hint("change only text files with this format"),
+            );
+        } else if line.starts_with("--- ") && !s.has_headers {
+            // A `---` header whose `+++` never came: the reply's end cut it.
+        } else if !EXTENDED_HEADERS.iter().any(|h| line.starts_with(h)) {
+            return false;
+        }
+        let s = self.section.as_mut().expect("checked by the caller");
+        // An empty file created or deleted ends at its `index` line.
+        s.open_header = (line.starts_with("index ") && !(s.new_file || s.deleted_file)) || line.starts_with("--- ");
+        self.extend_to(i);
+        true
+    }
+
+    /// A line of a hunk's body; the first marked line after the headers (or
+    /// in a fenced block of bare hunk lines) opens a hunk without an `@@`.
+    fn body_line(&mut self, i: usize) {
+        let (at, line) = self.lines[i];
+        let first = line.as_bytes().first().copied();
+        let marked = matches!(first, Some(b' ' | b'+' | b'-'));
+        let open_bare = !self.in_hunk
+            && marked
+            && (self.section.as_ref().is_some_and(|s| s.has_headers && s.hunks.is_empty())
+                || (self.region.fenced
+                    && self.section.is_none()
+                    && !line.starts_with("---")
+                    && !line.starts_with("+++")));
+        if open_bare {
+            if self.section.is_none() {
+                self.start_section(at);
+            }
+            let line_no = self.map.line_of(at);
+            let s = self.section.as_mut().expect("started");
+            s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, "", None));
+            s.open_header = false;
+            self.in_hunk = true;
+        }
+        if !self.in_hunk {
+            return;
+        }
+        let hunk = self.section.as_mut().and_then(|s| s.hunks.last_mut()).expect("a hunk is open");
+        match first {
+            Some(b'\\') => self.no_newline_marker(i),
+            Some(b' ' | b'+' | b'-') => hunk.lines.push(line.to_string()),
+            None => hunk.lines.push("~".to_string()),
+            Some(_) if self.region.fenced => hunk.lines.push(format!("~{line}")),
+            Some(_) => {
+                // Bare text: an unmarked line ends the diff (prose after it).
+                self.in_hunk = false;
+                return;
+            }
+        }
+        self.extend_to(i);
+    }
+
+    /// `\ No newline at end of file`: about the hunk line before it.
+    fn no_newline_marker(&mut self, i: usize) {
+        let (at, line) = self.lines[i];
+        let hunk = self.section.as_mut().and_then(|s| s.hunks.last_mut()).expect("a hunk is open");
+        match hunk.lines.last().map(|l| l.as_bytes()[0]) {
+            Some(b'-') => hunk.old_no_eol = true,
+            Some(b'+') => hunk.new_no_eol = true,
+            Some(_) => {
+                hunk.old_no_eol = true;
+                hunk.new_no_eol = true;
+            }
+            None => {
+                let line_no = self.map.line_of(at);
+                self.parsed.diagnostics.push(
+                    Diagnostic::error(
+                        format!("reply line {line_no}: `{}` before any line of the hunk", line.trim()),
+                        Some(self.map.span(at, self.end_of(i))),
+                    )
+                    .with_hint("the `\\ No newline at end of file` marker goes right after the line it is about"),
+                );
+            }
+        }
+    }
+}
+
+/// Git extended header lines that carry nothing this format uses.
+const EXTENDED_HEADERS: [&str; 7] =
+    ["similarity index", "dissimilarity index", "index ", "old mode", "new mode", "copy from ", "copy to "];
 
 /// Finish the last file section of a region; in a bare diff that runs to
 /// the reply's end, one that stops short is reported as cut off, ahead of
