@@ -118,8 +118,9 @@ impl Section {
         (last.starts_with("--- ") && counted(before) == complete).then_some("it ends in the next file's header")
     }
 
-    fn finish(self, region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
-        let span = map.span(self.start, self.end.max(self.start));
+    /// The old and new paths: the `---`/`+++` headers, else the `diff --git`
+    /// line; `/dev/null` sides, renames and the path before a fence applied.
+    fn paths(&self, region: &Region<'_>) -> (Option<String>, Option<String>) {
         let (mut old, mut new) = match (self.old.clone(), self.new.clone()) {
             (Some(o), Some(n)) => strip_prefix_pair(o, n),
             _ => {
@@ -143,8 +144,12 @@ impl Section {
             old = region.fallback_path.clone();
             new = region.fallback_path.clone();
         }
-        let old = old.map(clean);
-        let new = new.map(clean);
+        (old.map(clean), new.map(clean))
+    }
+
+    fn finish(mut self, region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
+        let span = map.span(self.start, self.end.max(self.start));
+        let (old, new) = self.paths(region);
         let (kind, path, related) = match (&old, &new) {
             (None, None) => {
                 let message = if self.has_headers {
@@ -164,46 +169,16 @@ impl Section {
             (Some(o), Some(n)) if o != n => (FileKind::Rename, o.clone(), vec![n.clone()]),
             (Some(o), Some(_)) => (FileKind::Modify, o.clone(), vec![]),
         };
-        let mut hunks = self.hunks;
+        let mut hunks = std::mem::take(&mut self.hunks);
         for hunk in &mut hunks {
             // Blank lines after a hunk are the reply's spacing, not context.
             while hunk.lines.last().is_some_and(|l| l.starts_with('~') && l[1..].trim().is_empty()) {
                 hunk.lines.pop();
             }
         }
-        if kind == FileKind::Modify && hunks.is_empty() {
-            if !self.new_file && !self.deleted_file && self.git.0.is_some() {
-                parsed.diagnostics.push(Diagnostic::warning(
-                    format!(
-                        "the diff of {path} at reply line {} changes nothing this tool can apply (mode only)",
-                        self.start_line
-                    ),
-                    Some(span),
-                ));
-                return;
-            }
-            parsed.diagnostics.push(
-                Diagnostic::error(
-                    format!("the diff of {path} at reply line {} has no hunks", self.start_line),
-                    Some(span),
-                )
-                .with_hint(
-                    "after the `---`/`+++` headers, write `@@ ... @@` and the changed lines with `-`/`+`/space markers",
-                ),
-            );
+        if let Some(problem) = self.hunks_problem(kind, &path, &hunks, span) {
+            parsed.diagnostics.push(problem);
             return;
-        }
-        for hunk in &hunks {
-            if hunk.lines.is_empty() {
-                parsed.diagnostics.push(
-                    Diagnostic::error(
-                        format!("hunk {} of {path} at reply line {} is empty", hunk.number, hunk.reply_line),
-                        Some(span),
-                    )
-                    .with_hint("give each `@@` header the lines it changes, or remove it"),
-                );
-                return;
-            }
         }
         let n = hunks.len();
         let plural = |n: usize| if n == 1 { "1 hunk".to_string() } else { format!("{n} hunks") };
@@ -229,6 +204,43 @@ impl Section {
                 hunks,
             },
         });
+    }
+
+    /// Why the section's hunks cannot be applied: none (a mode-only change
+    /// is a warning), or an empty one.
+    fn hunks_problem(&self, kind: FileKind, path: &str, hunks: &[Hunk], span: Span) -> Option<Diagnostic> {
+        if kind == FileKind::Modify && hunks.is_empty() {
+            if !self.new_file && !self.deleted_file && self.git.0.is_some() {
+                return Some(Diagnostic::warning(
+                    format!(
+                        "the diff of {path} at reply line {} changes nothing this tool can apply (mode only)",
+                        self.start_line
+                    ),
+                    Some(span),
+                ));
+            }
+            return Some(
+                Diagnostic::error(
+                    format!("the diff of {path} at reply line {} has no hunks", self.start_line),
+                    Some(span),
+                )
+                .with_hint(
+                    "after the `---`/`+++` headers, write `@@ ... @@` and the changed lines with `-`/`+`/space markers",
+                ),
+            );
+        }
+        for hunk in hunks {
+            if hunk.lines.is_empty() {
+                return Some(
+                    Diagnostic::error(
+                        format!("hunk {} of {path} at reply line {} is empty", hunk.number, hunk.reply_line),
+                        Some(span),
+                    )
+                    .with_hint("give each `@@` header the lines it changes, or remove it"),
+                );
+            }
+        }
+        None
     }
 }
 
