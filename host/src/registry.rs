@@ -430,26 +430,17 @@ impl Registry {
     }
 }
 
-/// `*` matches any run of characters; everything else matches itself,
-/// ignoring ASCII case.
+/// A model pattern: a glob (`*` matches any run of characters, `?` one),
+/// ignoring case. A pattern that is not a valid glob matches nothing.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let pattern = pattern.to_ascii_lowercase();
-    let text = text.to_ascii_lowercase();
-    let mut pieces = pattern.split('*');
-    let first = pieces.next().unwrap_or("");
-    let Some(mut rest) = text.strip_prefix(first) else { return false };
-    let pieces: Vec<&str> = pieces.collect();
-    let Some((last, middle)) = pieces.split_last() else { return rest.is_empty() };
-    for piece in middle {
-        match rest.find(piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
+    globset::GlobBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .is_ok_and(|glob| glob.compile_matcher().is_match(text))
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex digits of `bytes` (the form sha256 pins are written in).
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -3,10 +3,7 @@
 use serde_json::Value;
 
 use crate::common::bin;
-
-fn json(output: &[u8]) -> Value {
-    crate::common::report_json(output)
-}
+use crate::common::report_json as json;
 
 #[test]
 fn prompt_json_gives_system_text_and_example_messages_for_every_format() {

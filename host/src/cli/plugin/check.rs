@@ -51,7 +51,7 @@ pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> 
         CommandError::usage(format!("cannot read the plugin {}: {e}", path.display()))
             .hint(format!("build it first: {build}"))
     })?;
-    let digest: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let digest = crate::registry::hex(&Sha256::digest(&bytes));
     let label = path.file_stem().map_or_else(|| "plugin".into(), |s| s.to_string_lossy().into_owned());
     let kind = if args.native { "native library" } else { "wasm component" };
     println!("checking the {kind} {} (sha256 {digest})", path.display());
