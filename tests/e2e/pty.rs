@@ -54,6 +54,11 @@ impl OnTerminal {
                 if libc::setsid() < 0 || libc::ioctl(2, libc::TIOCSCTTY, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // A person's terminal delivers Ctrl-C: the test runner may
+                // have been started with SIGINT ignored (a background job of
+                // a script), and an ignored disposition would be inherited.
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
                 Ok(())
             });
         }
@@ -104,8 +109,22 @@ impl OnTerminal {
     }
 
     /// The exit code, and everything the terminal showed.
+    /// Wait for the program to end (killing it after a minute, so a hang
+    /// fails the test instead of stalling the suite), and all it printed.
     pub fn finish(mut self) -> (Option<i32>, String) {
-        let status = self.child.wait().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("the program did not end within 60 s; it printed:\n{}", self.seen);
+            }
+            while let Ok(byte) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.seen.push(byte as char);
+            }
+        };
         while let Ok(byte) = self.output.recv_timeout(Duration::from_millis(200)) {
             self.seen.push(byte as char);
         }
