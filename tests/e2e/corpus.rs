@@ -36,19 +36,24 @@ pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-fn lines_of(path: &Path) -> Vec<String> {
+pub fn lines_of(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .map(|s| s.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect())
         .unwrap_or_default()
 }
 
-/// Run one case; `Err` describes the mismatch.
-fn run_case(registry: &agent_apply::registry::Registry, format: &str, case: &Path) -> Result<(), String> {
-    let reply_path = std::fs::read_dir(case)
+/// The case's one `reply.*` file.
+pub fn reply_file(case: &Path) -> Result<PathBuf, String> {
+    std::fs::read_dir(case)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("reply."))
-        .ok_or("no reply.* file")?;
+        .ok_or_else(|| "no reply.* file".to_string())
+}
+
+/// Run one case; `Err` describes the mismatch.
+fn run_case(registry: &agent_apply::registry::Registry, format: &str, case: &Path) -> Result<(), String> {
+    let reply_path = reply_file(case)?;
     let reply = std::fs::read_to_string(reply_path).unwrap();
     let input = read_tree(&case.join("input"));
     let options: Vec<OptionValue> = lines_of(&case.join("options"))

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::bin_process;
-use crate::corpus::read_tree;
+use crate::corpus::{lines_of, read_tree, reply_file};
 
 /// Cases whose `options` file sets format options, which the command line
 /// has no flag for; `corpus.rs` runs them through the components.
@@ -47,11 +47,7 @@ fn run_case(format: &str, case: &Path) -> Result<(), String> {
     git(&repo, &["init", "-q", "-b", "main"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "--allow-empty", "-m", "input"]);
-    let reply = std::fs::read_dir(case)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("reply."))
-        .ok_or("no reply.* file")?;
+    let reply = reply_file(case)?;
     let wanted_error = std::fs::read_to_string(case.join("expected-error")).ok();
     // `--format whole` is how a user says a file really shrinks to a
     // fragment (it lifts the fragment guard); a reply that just arrives is
@@ -59,8 +55,7 @@ fn run_case(format: &str, case: &Path) -> Result<(), String> {
     let fragment = wanted_error.as_deref().is_some_and(|w| w.contains("fragment"));
     let mut command = bin_process();
     command.current_dir(&repo).args(["--format", if fragment { "auto" } else { format }, "--no-commit"]).arg(&reply);
-    let candidates = std::fs::read_to_string(case.join("candidates")).unwrap_or_default();
-    let candidates: Vec<&str> = candidates.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let candidates = lines_of(&case.join("candidates"));
     if !candidates.is_empty() {
         command.arg("--files").args(&candidates);
     }
