@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
 use agent_apply_sdk::matching::{
-    BlockMatch, Haystack, LINE_LEVELS, Level, did_you_mean, ladder_match, normalize, places,
+    BlockMatch, Haystack, LINE_LEVELS, Level, did_you_mean, ladder_match, merge_matches, normalize, places,
 };
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::splice_lines;
@@ -517,20 +517,6 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
         notes,
         matched: matched.unwrap_or_else(|| MatchInfo::at("exact")),
     })
-}
-
-/// How an edit of several hunks matched: the first hunk that was not exact
-/// sets the level (and its candidates), the first relocation is kept.
-fn merge_matches(so_far: Option<MatchInfo>, hunk: MatchInfo) -> MatchInfo {
-    let Some(mut so_far) = so_far else { return hunk };
-    let stated = hunk.stated_line.filter(|_| hunk.relocated && !so_far.relocated);
-    if so_far.level == "exact" && hunk.level != "exact" {
-        so_far = MatchInfo { relocated: so_far.relocated, stated_line: so_far.stated_line, ..hunk };
-    }
-    match stated {
-        Some(line) => so_far.relocated_from(line),
-        None => so_far,
-    }
 }
 
 /// A hunk whose added lines leave code out (`// ... existing code ...` that

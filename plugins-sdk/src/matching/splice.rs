@@ -36,6 +36,34 @@ pub fn ladder_match(level: Level, candidates: &[(Level, usize)]) -> MatchInfo {
     }
 }
 
+/// How an edit of several blocks or hunks was placed, one block at a time:
+/// the first block that was not exact sets the level (and its candidates),
+/// since that is the one a harness should audit; the first relocation is
+/// kept. udiff's hunks, V4A hunks and MultiEdit's edits all report this way.
+pub fn merge_matches(so_far: Option<MatchInfo>, next: MatchInfo) -> MatchInfo {
+    let Some(mut so_far) = so_far else { return next };
+    let stated = next.stated_line.filter(|_| next.relocated && !so_far.relocated);
+    if so_far.level == Level::Exact.as_str() && next.level != Level::Exact.as_str() {
+        so_far = MatchInfo { relocated: so_far.relocated, stated_line: so_far.stated_line, ..next };
+    }
+    match stated {
+        Some(line) => so_far.relocated_from(line),
+        None => so_far,
+    }
+}
+
+impl BlockMatch {
+    /// How [`find_block`] placed this match, for the report. The ladder
+    /// stops at the first level with any place, and a match is unique
+    /// there, so every level before this one found nothing and this one
+    /// found one place (fuzzy comes after all the line levels).
+    pub fn match_info(&self) -> MatchInfo {
+        let before = LINE_LEVELS.iter().take_while(|&&level| level != self.level).map(|&level| (level, 0));
+        let candidates: Vec<(Level, usize)> = before.chain(std::iter::once((self.level, 1))).collect();
+        ladder_match(self.level, &candidates)
+    }
+}
+
 /// One planned change of a line range of the file.
 #[derive(Debug, Clone)]
 pub(super) struct Splice {

@@ -118,6 +118,36 @@ fn fuzzy_needs_a_clear_margin() {
 }
 
 #[test]
+fn a_found_block_reports_the_levels_before_it_as_empty() {
+    let counts = |m: &MatchInfo| m.candidates.iter().map(|c| (c.level.clone(), c.count)).collect::<Vec<_>>();
+    let hay = Haystack::of("def f():\n    return 1   \n");
+    let found = find_block(&hay, &["    return 1"], 0..2, &LadderOptions::default()).unwrap();
+    let matched = found.match_info();
+    assert_eq!(matched.level, "trailing-whitespace");
+    assert_eq!(counts(&matched), [("exact".into(), 0), ("trailing-whitespace".into(), 1)]);
+    let found = find_block(&hay, &["def f():"], 0..2, &LadderOptions::default()).unwrap();
+    assert_eq!(counts(&found.match_info()), [("exact".into(), 1)]);
+    // The same as the ladder itself reports for the block.
+    let replaced = rep("def f():\n    return 1   \n", "    return 1\n", "    return 2\n").unwrap();
+    assert_eq!(replaced.match_info(), found_at(&hay, "    return 1"));
+}
+
+fn found_at(hay: &Haystack<'_>, line: &str) -> MatchInfo {
+    find_block(hay, &[line], 0..hay.len(), &LadderOptions::default()).unwrap().match_info()
+}
+
+#[test]
+fn several_blocks_report_the_first_that_bent_and_the_first_relocation() {
+    let exact = MatchInfo::at("exact");
+    let loose = ladder_match(Level::LeadingWhitespace, &[(Level::Exact, 0), (Level::LeadingWhitespace, 1)]);
+    let merged = merge_matches(Some(exact.clone()), loose.clone());
+    assert_eq!(merged, loose);
+    let merged = merge_matches(Some(merged), MatchInfo::at("trailing-whitespace").relocated_from(9));
+    assert_eq!((merged.level.as_str(), merged.relocated, merged.stated_line), ("leading-whitespace", true, Some(9)));
+    assert_eq!(merge_matches(None, exact.clone()), exact);
+}
+
+#[test]
 fn rolling_hash_finds_all_places() {
     let lines: Vec<&str> = "a b a b a".split(' ').collect();
     let hay = Haystack::new(lines);
