@@ -14,7 +14,7 @@ use std::ops::Range;
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
 use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, BlockMatch, Haystack, LadderOptions, Level, MatchError, ambiguous_failure, did_you_mean,
-    find_block, normalize,
+    find_block, merge_matches, normalize,
 };
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::splice_lines;
@@ -26,6 +26,8 @@ pub(crate) struct Patched {
     pub content: String,
     pub lines: Option<LineRange>,
     pub notes: Vec<String>,
+    /// How the hunks were placed, for the report.
+    pub matched: MatchInfo,
 }
 
 /// Apply `hunks` (in order) to `content`, all placed against it as it is.
@@ -34,10 +36,12 @@ pub(crate) fn patch_file(content: &str, hunks: &[Hunk], path: &str) -> Result<Pa
     let mut cursor = 0;
     let mut splices: Vec<LineSplice> = Vec::new();
     let mut notes = Vec::new();
+    let mut matched: Option<MatchInfo> = None;
     for hunk in hunks {
         let placed = place(&hay, hunk, path, cursor)?;
         cursor = placed.end;
         notes.extend(placed.note);
+        matched = Some(merge_matches(matched, placed.matched));
         splices.extend(placed.splices);
     }
     let style = TextStyle::detect(content);
@@ -49,7 +53,8 @@ pub(crate) fn patch_file(content: &str, hunks: &[Hunk], path: &str) -> Result<Pa
         }
         _ => None,
     };
-    Ok(Patched { content, lines, notes })
+    // A move without hunks places nothing: as udiff reports a bare rename.
+    Ok(Patched { content, lines, notes, matched: matched.unwrap_or_else(|| MatchInfo::at(Level::Exact.as_str())) })
 }
 
 /// A stored hunk line (its marker, then its text) as the SDK takes it.
@@ -79,6 +84,9 @@ struct Placed {
     splices: Vec<LineSplice>,
     end: usize,
     note: Option<String>,
+    /// The ladder level with its candidates, or how an added-lines-only
+    /// hunk was placed (`scope-line`, `end-of-file`).
+    matched: MatchInfo,
 }
 
 fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, cursor: usize) -> Result<Placed, EditFailure> {
@@ -86,7 +94,8 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, cursor: usize) -> Result<P
     let lines: Vec<HunkLine<'_>> = hunk.lines.iter().map(|l| tagged(l)).collect();
     if lines.iter().all(|l| matches!(l, HunkLine::Context(_))) {
         let note = format!("hunk {} changes nothing", hunk.number);
-        return Ok(Placed { splices: Vec::new(), end: cursor, note: Some(note) });
+        let matched = MatchInfo::at(Level::Exact.as_str());
+        return Ok(Placed { splices: Vec::new(), end: cursor, note: Some(note), matched });
     }
     let scope = resolve_scopes(hay, hunk, &label, cursor)?;
     if old_side(&lines).is_empty() {
@@ -99,7 +108,7 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, cursor: usize) -> Result<P
                 let reindented = if found.level >= Level::LeadingWhitespace { ", added lines re-indented" } else { "" };
                 format!("hunk {} matched {}{reindented}", hunk.number, found.level.describe())
             });
-            Ok(Placed { splices, end: found.end, note })
+            Ok(Placed { splices, end: found.end, note, matched: found.match_info() })
         }
         Err(MatchError::Ambiguous { level, starts }) => {
             let mut failure = ambiguous_failure(level, &starts, old_side(&lines).len());
@@ -278,9 +287,9 @@ fn insert(
         failure.message = format!("{label}: it only adds lines, and {}", loose.message);
         return Err(failure.with_hint("make the `@@` line name a line that occurs once, or give unchanged lines"));
     }
-    let at = match scope.anchor {
-        Some(anchor) if !hunk.end_of_file => anchor + 1,
-        _ => hay.len(),
+    let (at, how) = match scope.anchor {
+        Some(anchor) if !hunk.end_of_file => (anchor + 1, "scope-line"),
+        _ => (hay.len(), "end-of-file"),
     };
     if at < cursor {
         return Err(EditFailure::new(
@@ -290,7 +299,8 @@ fn insert(
         .with_hint("put the hunks of a file in the order of the lines they change"));
     }
     let new = new_side(lines).into_iter().map(String::from).collect();
-    Ok(Placed { splices: vec![LineSplice { range: at..at, lines: new }], end: at, note: None })
+    let splices = vec![LineSplice { range: at..at, lines: new }];
+    Ok(Placed { splices, end: at, note: None, matched: MatchInfo::at(how) })
 }
 
 /// Why a hunk's old side was not found, with the closest real lines.

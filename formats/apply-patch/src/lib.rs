@@ -239,6 +239,7 @@ fn add(workspace: &mut Workspace, path: &str, lines: &[String], at: &str) -> Res
         ))),
         None => {
             workspace.write(path, content);
+            workspace.note_match(MatchInfo::at("whole-file"));
             Ok(Applied { message: format!("added {path} ({} lines)", lines.len()), lines: None, applied_path: None })
         }
     }
@@ -280,6 +281,7 @@ fn update(
         None => path,
     };
     workspace.write(target, patched.content);
+    workspace.note_match(patched.matched);
     if !patched.notes.is_empty() {
         message.push_str(&format!("; {}", patched.notes.join("; ")));
     }

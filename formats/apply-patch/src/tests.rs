@@ -2,6 +2,9 @@
 
 use agent_apply_sdk::testing::{Ran, Tree, run};
 
+use agent_apply_sdk::Plugin;
+use agent_apply_sdk::types::File;
+
 use crate::ApplyPatch;
 
 fn tree(files: &[(&str, &str)]) -> Tree {
@@ -128,4 +131,33 @@ fn the_prompt_example_applies_to_its_files() {
     let after = applied(&files, &info.example_reply);
     assert!(after["src/cart.py"].contains("            if item.active:\n"));
     assert!(after.contains_key("tests/test_cart.py"));
+}
+
+/// How each hunk was placed, as udiff and SEARCH/REPLACE report it.
+fn placed(files: &[(&str, &str)], reply: &str) -> (String, Vec<(String, u32)>) {
+    let parsed = Plugin::parse(&ApplyPatch, reply, &[]);
+    let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
+    let out = Plugin::apply(&ApplyPatch, files, parsed.edits, &[]).unwrap();
+    let matched = out.outcomes[0].matched.clone().expect("matched");
+    (matched.level, matched.candidates.into_iter().map(|c| (c.level, c.count)).collect())
+}
+
+#[test]
+fn outcomes_say_which_level_placed_the_hunks_and_what_each_level_found() {
+    let exact = "*** Begin Patch\n*** Update File: m.py\n@@\n def g():\n-    return 1\n+    return 2\n*** End Patch\n";
+    let file = [("m.py", "def g():\n    return 1\n")];
+    assert_eq!(placed(&file, exact), ("exact".into(), vec![("exact".into(), 1)]));
+    // The file's line has trailing spaces the patch lacks.
+    let loose = [("m.py", "def g():   \n    return 1\n")];
+    let counts = vec![("exact".into(), 0), ("trailing-whitespace".into(), 1)];
+    assert_eq!(placed(&loose, exact), ("trailing-whitespace".into(), counts));
+    // Of two hunks, the one that bent is reported.
+    let two = "*** Begin Patch\n*** Update File: m.py\n@@\n-a = 1\n+a = 2\n@@\n-        b = 1\n+        b = 2\n*** End Patch\n";
+    let (level, _) = placed(&[("m.py", "a = 1\nb = 1\n")], two);
+    assert_eq!(level, "leading-whitespace");
+    // Added lines only: placed by the scope line or at the end of the file.
+    let add = "*** Begin Patch\n*** Update File: m.py\n@@ def g():\n+    \"\"\"Doc.\"\"\"\n*** End Patch\n";
+    assert_eq!(placed(&file, add).0, "scope-line");
+    let added = "*** Begin Patch\n*** Add File: n.py\n+x = 1\n*** End Patch\n";
+    assert_eq!(placed(&[], added).0, "whole-file");
 }
