@@ -5,7 +5,9 @@
 
 use std::borrow::Cow;
 
-use agent_apply_sdk::matching::{AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement};
+use agent_apply_sdk::matching::{
+    AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
+};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{Eol, line_count, lines_with_endings, splice_lines, split_bom, strip_ending};
 
@@ -16,6 +18,9 @@ pub struct Done {
     pub content: String,
     pub lines: Option<LineRange>,
     pub how: String,
+    /// How it was placed, for the report: a ladder level with the places
+    /// each level found, `line-numbers` (insert) or `whole-file`.
+    pub matched: MatchInfo,
 }
 
 /// Apply one replacement to the file's current content (`None`: it does
@@ -40,6 +45,7 @@ pub fn replace(current: Option<&str>, path: &str, r: &Replacement) -> Result<Don
     }
     match replace_block(content, &r.old, &r.new, &LadderOptions::default()) {
         Ok(replaced) => Ok(Done {
+            matched: replaced.match_info(),
             content: replaced.content,
             lines: Some(replaced.lines),
             how: format!(
@@ -116,7 +122,9 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
         1 => format!("replaced lines {first}-{last} (exact match)"),
         n => format!("replaced all {n} occurrences, lines {first}-{last} (exact matches, replace_all)"),
     };
-    Ok(Some(Done { content: out, lines: Some(LineRange::new(first, last)), how }))
+    // The tools' own exact level: every place it found (several only under replace_all).
+    let matched = ladder_match(Level::Exact, &[(Level::Exact, places.len())]);
+    Ok(Some(Done { content: out, lines: Some(LineRange::new(first, last)), how, matched }))
 }
 
 /// The 0-based line of each byte offset (ascending), counted in one pass.
@@ -146,6 +154,7 @@ fn create_with(current: Option<&str>, path: &str, new: &str) -> Result<Done, Edi
                 content: new.to_string(),
                 lines: None,
                 how: format!("{what} {path} ({} lines)", line_count(new)),
+                matched: MatchInfo::at("whole-file"),
             })
         }
     }
@@ -176,7 +185,8 @@ pub fn insert(current: Option<&str>, path: &str, after: u64, text: &str) -> Resu
         0 => format!("inserted {} lines at the top", lines.len()),
         _ => format!("inserted {} lines after line {after}", lines.len()),
     };
-    Ok(Done { content, lines: Some(LineRange::new(at as u32 + 1, at as u32)), how })
+    let matched = MatchInfo::at("line-numbers");
+    Ok(Done { content, lines: Some(LineRange::new(at as u32 + 1, at as u32)), how, matched })
 }
 
 /// Write / create: the whole file. An existing file keeps its BOM, line
@@ -185,7 +195,7 @@ pub fn insert(current: Option<&str>, path: &str, after: u64, text: &str) -> Resu
 pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) -> Result<Done, EditFailure> {
     let Some(existing) = current else {
         let how = format!("created {path} ({} lines)", line_count(content));
-        return Ok(Done { content: content.to_string(), lines: None, how });
+        return Ok(Done { content: content.to_string(), lines: None, how, matched: MatchInfo::at("whole-file") });
     };
     let restyled = TextStyle::detect(existing).restyle(content);
     let before = line_count(split_bom(existing).1);
@@ -206,13 +216,15 @@ pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) 
     }
     let after = line_count(split_bom(&restyled).1);
     let how = format!("rewrote {path} ({after} lines, {before} before)");
-    Ok(Done { content: restyled, lines: Some(LineRange::new(1, before.max(1) as u32)), how })
+    let lines = Some(LineRange::new(1, before.max(1) as u32));
+    Ok(Done { content: restyled, lines, how, matched: MatchInfo::at("whole-file") })
 }
 
 /// MultiEdit: each edit on the result of the previous, all or nothing.
 pub fn multi_edit(current: Option<&str>, path: &str, edits: &[Replacement]) -> Result<Done, EditFailure> {
     let mut content = current.map(str::to_string);
     let mut done = Vec::with_capacity(edits.len());
+    let mut matched: Option<MatchInfo> = None;
     for (index, edit) in edits.iter().enumerate() {
         let step = replace(content.as_deref(), path, edit).map_err(|failure| EditFailure {
             message: format!(
@@ -224,8 +236,11 @@ pub fn multi_edit(current: Option<&str>, path: &str, edits: &[Replacement]) -> R
             ..failure
         })?;
         done.push(format!("edit {}: {}", index + 1, step.how));
+        matched = Some(merge_matches(matched, step.matched));
         content = Some(step.content);
     }
     let content = content.unwrap_or_default();
-    Ok(Done { content, lines: None, how: format!("{} edits in order: {}", edits.len(), done.join("; ")) })
+    let how = format!("{} edits in order: {}", edits.len(), done.join("; "));
+    // An empty MultiEdit fails as malformed before it gets here.
+    Ok(Done { content, lines: None, how, matched: matched.unwrap_or_else(|| MatchInfo::at(Level::Exact.as_str())) })
 }

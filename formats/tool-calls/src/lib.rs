@@ -195,6 +195,7 @@ impl Format for ToolCalls {
         }
         .map_err(prefix)?;
         workspace.write(path, done.content);
+        workspace.note_match(done.matched);
         Ok(Applied { message: format!("{label} on {path}: {}", done.how), lines: done.lines, applied_path: None })
     }
 

@@ -230,3 +230,30 @@ proptest::proptest! {
         let _ = Plugin::apply(&ToolCalls, files, out.edits, &[]);
     }
 }
+
+/// How the call was placed: the level and what each level of the ladder found.
+fn placed(files: &[(&str, &str)], reply: &str) -> (String, Vec<(String, u32)>) {
+    let files = files.iter().map(|(p, c)| File::new(*p, *c)).collect();
+    let out = Plugin::apply(&ToolCalls, files, parsed(reply).edits, &[]).unwrap();
+    let matched = out.outcomes[0].matched.clone().expect("matched");
+    (matched.level, matched.candidates.into_iter().map(|c| (c.level, c.count)).collect())
+}
+
+#[test]
+fn outcomes_say_which_level_placed_the_call_and_what_each_level_found() {
+    let file = [("a.py", "def g():\n    x = 1\n    y = 1\n")];
+    let exact = r#"{"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}"#;
+    assert_eq!(placed(&file, exact), ("exact".into(), vec![("exact".into(), 1)]));
+    let all = r#"{"file_path": "a.py", "old_string": " = 1", "new_string": " = 2", "replace_all": true}"#;
+    assert_eq!(placed(&file, all), ("exact".into(), vec![("exact".into(), 2)]));
+    // Indented deeper than the file: found only ignoring indentation.
+    let deeper = r#"{"file_path": "a.py", "old_string": "        x = 1\n", "new_string": "        x = 2\n"}"#;
+    let counts = vec![("exact".into(), 0), ("trailing-whitespace".into(), 0), ("leading-whitespace".into(), 1)];
+    assert_eq!(placed(&file, deeper), ("leading-whitespace".into(), counts));
+    // MultiEdit: the edit that bent is the one reported.
+    let multi = r#"{"file_path": "a.py", "edits": [{"old_string": "x = 1", "new_string": "x = 2"},
+        {"old_string": "    y = 1   \n", "new_string": "    y = 2\n"}]}"#;
+    assert_eq!(placed(&file, multi).0, "trailing-whitespace");
+    let write = r#"{"file_path": "a.py", "content": "z = 1\n"}"#;
+    assert_eq!(placed(&file, write).0, "whole-file");
+}
