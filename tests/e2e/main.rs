@@ -16,6 +16,7 @@ mod hostile;
 mod interactive;
 mod limits;
 mod lint;
+mod matched;
 mod mcp;
 mod native;
 mod plugins;
