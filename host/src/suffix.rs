@@ -10,7 +10,8 @@
 //! the report says which, so no stray file appears beside the real one
 //! unannounced and no file is overwritten by another's content.
 
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, File, Outcome};
+use agent_apply_sdk::matching::line_similarity;
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome};
 
 use crate::Error;
 
@@ -75,11 +76,13 @@ pub struct Settled<R> {
 /// (`run`, given the aliases in force), first as named (the missing paths
 /// new files). A candidate is taken when its edits fail that way (they need
 /// the file to exist: SEARCH text, hunk context), or when they create the
-/// file with content that keeps most of the tracked file's lines (a
-/// rewrite of it under a wrong name) and also apply to the tracked file.
-/// Anything else is a new file. Returns the aliases taken, the run with
-/// them, and a note per candidate saying which way it went (none for the
-/// destination of a file moved there from the tracked path itself).
+/// file with content that is a rewrite of the tracked file ([`kinship`])
+/// and also apply to it. Content that is clearly new is a new file. When
+/// the tracked file is too small to tell (a line or two that the content
+/// does not resemble), the edits are refused with a did-you-mean instead of
+/// guessed either way. Returns the aliases taken, the run with them, and a
+/// note per candidate saying which way it went (none for the destination
+/// of a file moved there from the tracked path itself).
 pub fn settle<R>(
     candidates: &[Alias],
     snapshots: &[File],
@@ -87,68 +90,141 @@ pub fn settle<R>(
     mut run: impl FnMut(&[Alias]) -> Result<Run<R>, Error>,
 ) -> Result<Settled<R>, Error> {
     let as_named = run(&[])?;
-    // The edits of the named path that were tried (not refused, not left out).
-    let tried: Vec<bool> = as_named.1.iter().map(Option::is_some).collect();
-    let mine = |alias: &Alias| -> Vec<usize> {
-        (0..edits.len()).filter(|&i| tried[i] && edits[i].path == alias.named).collect()
+    let judge = Judge { snapshots, edits, tried: as_named.1.iter().map(Option::is_some).collect() };
+    // Each candidate with what its edits say as named: `None` when they
+    // need the file, else how the content they wrote relates to it.
+    let mut tentative: Vec<(Alias, Option<Kinship>)> = Vec::new();
+    for alias in candidates.iter().filter(|a| !judge.mine(a).is_empty()) {
+        if !judge.applied(alias, &as_named, true) {
+            tentative.push((alias.clone(), None));
+        } else if let kin @ (Kinship::Same | Kinship::Unsure) = judge.kinship(alias, &as_named) {
+            tentative.push((alias.clone(), Some(kin)));
+        }
+    }
+    let (taken, doubtful, mut result) = if tentative.is_empty() {
+        (Vec::new(), Vec::new(), as_named)
+    } else {
+        let all: Vec<Alias> = tentative.iter().map(|(a, _)| a.clone()).collect();
+        let redirected = run(&all)?;
+        // A rewrite that fails on the tracked file (a create that will not
+        // overwrite) was not written for it after all: a new file.
+        let fits = |(a, kin): &(Alias, Option<Kinship>)| kin.is_none() || judge.applied(a, &redirected, false);
+        let (doubtful, taken): (Vec<_>, Vec<_>) =
+            tentative.iter().filter(|t| fits(t)).partition(|(_, kin)| *kin == Some(Kinship::Unsure));
+        let (doubtful, taken): (Vec<Alias>, Vec<Alias>) =
+            (doubtful.into_iter().map(|t| t.0.clone()).collect(), taken.into_iter().map(|t| t.0.clone()).collect());
+        let result = match (taken.len() == all.len(), taken.is_empty()) {
+            (true, _) => redirected,
+            (false, true) => as_named,
+            (false, false) => run(&taken)?,
+        };
+        (taken, doubtful, result)
     };
-    // Whether every edit of the named path applied in `run`, and there
-    // (`exactly`: not retried on another file, as a SEARCH block may be).
-    let applied = |alias: &Alias, (_, verdicts, _): &Run<R>, exactly: bool| {
-        mine(alias).into_iter().all(|i| {
+    for alias in &doubtful {
+        judge.refuse(alias, &mut result);
+    }
+    let notes = candidates
+        .iter()
+        .filter(|alias| !doubtful.contains(alias))
+        .filter_map(|alias| match taken.contains(alias) {
+            true => Some(redirected_note(alias, judge.applied(alias, &result, false))),
+            false => judge.created(alias).then(|| created_note(alias)),
+        })
+        .collect();
+    Ok(Settled { aliases: taken, run: result, notes })
+}
+
+/// What [`settle`] reads the first run's verdicts by.
+struct Judge<'a> {
+    snapshots: &'a [File],
+    edits: &'a [Edit],
+    /// The edits that were tried (not refused, not left out).
+    tried: Vec<bool>,
+}
+
+impl Judge<'_> {
+    /// The tried edits of the named path.
+    fn mine(&self, alias: &Alias) -> Vec<usize> {
+        (0..self.edits.len()).filter(|&i| self.tried[i] && self.edits[i].path == alias.named).collect()
+    }
+
+    /// Whether every edit of the named path applied in `run`, and there
+    /// (`exactly`: not retried on another file, as a SEARCH block may be).
+    fn applied<R>(&self, alias: &Alias, (_, verdicts, _): &Run<R>, exactly: bool) -> bool {
+        self.mine(alias).into_iter().all(|i| {
             verdicts[i].as_ref().is_some_and(|o| {
                 let there = o.applied_path.as_ref().is_none_or(|p| *p == alias.named);
                 o.status == EditStatus::Applied && (there || !exactly)
             })
         })
-    };
-    let rewrites = |alias: &Alias| {
-        let real = snapshots.iter().find(|f| f.path == alias.real).map_or("", |f| f.content.as_str());
-        let written = as_named.0.iter().find_map(|c| match c {
+    }
+
+    /// How what the edits wrote as named relates to the tracked file.
+    fn kinship<R>(&self, alias: &Alias, (changes, _, _): &Run<R>) -> Kinship {
+        let real = self.snapshots.iter().find(|f| f.path == alias.real).map_or("", |f| f.content.as_str());
+        let written = changes.iter().find_map(|c| match c {
             Change::Write(file) if file.path == alias.named => Some(file.content.as_str()),
             _ => None,
         });
-        written.is_some_and(|written| mostly_the_same(real, written))
-    };
-    // A path only related to an edit (a rename's destination) is new.
-    let taken: Vec<Alias> = candidates
-        .iter()
-        .filter(|a| !mine(a).is_empty() && (!applied(a, &as_named, true) || rewrites(a)))
-        .cloned()
-        .collect();
-    let (taken, result) = if taken.is_empty() {
-        (taken, as_named)
-    } else {
-        let redirected = run(&taken)?;
-        // A rewrite that fails on the tracked file (a create that will not
-        // overwrite) was not written for it after all.
-        let (fits, misfits): (Vec<Alias>, Vec<Alias>) =
-            taken.into_iter().partition(|a| !applied(a, &as_named, true) || applied(a, &redirected, false));
-        match (misfits.is_empty(), fits.is_empty()) {
-            (true, _) => (fits, redirected),
-            (false, true) => (fits, as_named),
-            (false, false) => {
-                let again = run(&fits)?;
-                (fits, again)
-            }
-        }
-    };
-    // A new path is announced when a tried edit writes it, unless it is a
-    // file moved to a path its own name ends with (no file beside it).
-    let created = |alias: &Alias| {
+        written.map_or(Kinship::Other, |written| kinship(real, written))
+    }
+
+    /// Whether a tried edit writes the named path as a new file, unless it
+    /// is a file moved to a path its own name ends with (no file beside it).
+    fn created(&self, alias: &Alias) -> bool {
         let writes =
-            |(i, e): (usize, &Edit)| tried[i] && (e.path == alias.named || e.related_paths.contains(&alias.named));
+            |(i, e): (usize, &Edit)| self.tried[i] && (e.path == alias.named || e.related_paths.contains(&alias.named));
         let moved_from = |e: &Edit| e.path == alias.real && e.related_paths.contains(&alias.named);
-        edits.iter().enumerate().any(writes) && !edits.iter().any(moved_from)
-    };
-    let notes = candidates
-        .iter()
-        .filter_map(|alias| match taken.contains(alias) {
-            true => Some(redirected_note(alias, applied(alias, &result, false))),
-            false => created(alias).then(|| created_note(alias)),
-        })
-        .collect();
-    Ok(Settled { aliases: taken, run: result, notes })
+        self.edits.iter().enumerate().any(writes) && !self.edits.iter().any(moved_from)
+    }
+
+    /// Fail the named path's edits with a did-you-mean, and drop what they
+    /// wrote: neither a stray file nor a guessed overwrite.
+    fn refuse<R>(&self, alias: &Alias, (changes, verdicts, _): &mut Run<R>) {
+        changes.retain(|c| c.path() != alias.named);
+        for i in self.mine(alias) {
+            verdicts[i] = Some(doubtful_outcome(i, alias));
+        }
+    }
+}
+
+/// How content written under a missing name relates to the tracked file
+/// the name can mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kinship {
+    /// A rewrite of it.
+    Same,
+    /// Cannot tell: the tracked file has a line or two, and the content
+    /// does not resemble them. Counting lines says nothing about so few.
+    Unsure,
+    /// New content.
+    Other,
+}
+
+/// Lines a tracked file may have and still be too small for the line count.
+const TINY: usize = 2;
+
+/// A rewrite keeps most of the file's lines ([`mostly_the_same`]). A file
+/// of a line or two has too few lines for that: there, a rewrite is text
+/// that contains it, is contained in it, or is at least half like it
+/// (`version = 1` for `version = 2`, `hello` for `hello, world`).
+fn kinship(old: &str, new: &str) -> Kinship {
+    if mostly_the_same(old, new) {
+        return Kinship::Same;
+    }
+    fn text(t: &str) -> Vec<&str> {
+        t.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+    }
+    let (old, new) = (text(old), text(new));
+    match (old.len() > TINY, old.is_empty(), new.is_empty()) {
+        (true, _, _) | (_, true, true) => Kinship::Other,
+        (_, true, false) | (_, false, true) => Kinship::Unsure,
+        _ => {
+            let (old, new) = (old.join("\n"), new.join("\n"));
+            let like = new.contains(&old) || old.contains(&new) || line_similarity(&old, &new) >= 0.5;
+            if like { Kinship::Same } else { Kinship::Unsure }
+        }
+    }
 }
 
 /// Whether `new` keeps most of `old`: at least half the non-blank lines of
@@ -180,6 +256,28 @@ fn redirected_note(alias: &Alias, applied: bool) -> Diagnostic {
         None,
     )
     .with_hint(format!("name files by their path from the repository root ({real})"))
+}
+
+/// The verdict on edit `index`, written under `alias.named` for a tracked
+/// file too small to tell whether it was meant.
+fn doubtful_outcome(index: usize, alias: &Alias) -> Outcome {
+    let Alias { named, real } = alias;
+    Outcome {
+        edit: index as u32,
+        status: EditStatus::Failed,
+        kind: Some(FailureKind::Ambiguous),
+        message: format!(
+            "{named} does not exist; did you mean {real}, the one tracked file it can mean? {real} has too few \
+             lines to tell whether this content rewrites it or is a new file beside it, so neither was done"
+        ),
+        hint: Some(format!(
+            "to rewrite {real}, name it by its path from the repository root ({real}); to create {named} beside it, \
+             send it as a new file (a diff from /dev/null, `*** Add File`, a create call), which never overwrites"
+        )),
+        applied_path: None,
+        lines: None,
+        matched: None,
+    }
 }
 
 fn created_note(alias: &Alias) -> Diagnostic {
@@ -319,10 +417,45 @@ mod tests {
     }
 
     #[test]
+    fn a_rewrite_of_a_tiny_file_goes_to_it_or_is_refused_never_made_a_stray() {
+        let snapshots = [File::new("sample.txt", "hello\n")];
+        let alias = [Alias { named: "path/to/sample.txt".into(), real: "sample.txt".into() }];
+        let edits = [edit("path/to/sample.txt")];
+        let settled = |writes: &str| {
+            settle(&alias, &snapshots, &edits, fake("path/to/sample.txt", &snapshots, None, writes)).unwrap()
+        };
+        // Shares its text: a rewrite of it.
+        let taken = settled("hello, world\n");
+        assert_eq!((taken.aliases.len(), taken.run.1[0].as_ref().unwrap().status), (1, EditStatus::Applied));
+        // Too small to tell: refused with a did-you-mean, nothing written.
+        let refused = settled("fn main() {}\n");
+        assert!(refused.aliases.is_empty() && refused.run.0.is_empty() && refused.notes.is_empty());
+        let verdict = refused.run.1[0].as_ref().unwrap();
+        assert_eq!((verdict.status, verdict.kind), (EditStatus::Failed, Some(FailureKind::Ambiguous)));
+        assert!(verdict.message.contains("did you mean sample.txt"), "{}", verdict.message);
+        // A create that will not overwrite is a new file, said so.
+        let created = settled("create:fn main() {}\n");
+        assert_eq!((created.aliases.len(), created.run.0[0].path()), (0, "path/to/sample.txt"));
+        assert!(created.notes[0].message.contains("created as a new file"), "{}", created.notes[0].message);
+    }
+
+    #[test]
     fn most_lines_kept_is_a_rewrite() {
         assert!(mostly_the_same("a\nb\nc\nd\n", "a\nb\nc\nx\n"));
         assert!(!mostly_the_same("a\nb\nc\nd\n", "a\nx\ny\nz\n"));
         assert!(!mostly_the_same("hello\n", "hello, world\n"));
         assert!(!mostly_the_same("", ""));
+    }
+
+    #[test]
+    fn a_file_of_a_line_or_two_is_judged_by_its_text() {
+        assert_eq!(kinship("hello\n", "hello, world\n"), Kinship::Same);
+        assert_eq!(kinship("version = 1\n", "version = 2\n"), Kinship::Same);
+        assert_eq!(kinship("alpha\nbeta\n", "alpha\n"), Kinship::Same);
+        assert_eq!(kinship("hello\n", "fn main() {}\n"), Kinship::Unsure);
+        assert_eq!(kinship("", "anything\n"), Kinship::Unsure);
+        assert_eq!(kinship("", "\n"), Kinship::Other);
+        // Three lines and more: the line count decides, as before.
+        assert_eq!(kinship("a\nb\nc\n", "x\ny\nz\n"), Kinship::Other);
     }
 }

@@ -256,6 +256,41 @@ fn a_slightly_wrong_path_applies_to_the_one_file_it_means_and_says_so() {
 }
 
 #[test]
+fn a_rewrite_of_a_file_of_a_line_or_two_is_never_a_stray_new_file() {
+    let files = [("sample.txt", "hello\n"), ("config/version.txt", "version = 1\n"), ("notes.txt", "todo\n")];
+    let repo = TestRepo::with(&files);
+    // It shares the file's text: applied to that file, said so.
+    for (reply, tracked, content) in [
+        ("path/to/sample.txt\n```\nhello, world\n```\n", "sample.txt", "hello, world\n"),
+        ("version.txt\n```\nversion = 2\n```\n", "config/version.txt", "version = 2\n"),
+    ] {
+        let (code, report) = run(&repo, &[], reply);
+        assert_eq!(code, 0, "{report:#}");
+        assert_eq!(
+            (report["files"][0]["path"].as_str(), report["files"][0]["action"].as_str()),
+            (Some(tracked), Some("modified"))
+        );
+        assert_eq!(repo.committed(tracked).unwrap(), content);
+        let note = report["diagnostics"][0]["message"].as_str().unwrap();
+        assert!(note.contains(&format!("applied to {tracked}")), "{note}");
+    }
+    assert!(repo.committed("path/to/sample.txt").is_none() && repo.committed("version.txt").is_none());
+    // Too little of it to tell a rewrite from a new file: refused with a did-you-mean.
+    let before = repo.state();
+    let (code, report) = run(&repo, &[], "docs/notes.txt\n```\nfn main() {}\n```\n");
+    assert_eq!((code, report["edits"][0]["kind"].as_str()), (1, Some("ambiguous")), "{report:#}");
+    assert!(report["edits"][0]["message"].as_str().unwrap().contains("did you mean notes.txt"), "{report:#}");
+    assert!(report["reflection"].as_str().unwrap().contains("notes.txt"), "{report:#}");
+    assert_eq!(repo.state(), before);
+    // Sent as a new file (an Add File never overwrites): created beside it, said so.
+    let add = "*** Begin Patch\n*** Add File: docs/notes.txt\n+fn main() {}\n*** End Patch\n";
+    let (code, report) = run(&repo, &[], add);
+    assert_eq!((code, report["files"][0]["action"].as_str()), (0, Some("created")), "{report:#}");
+    assert!(report["diagnostics"][0]["message"].as_str().unwrap().contains("created as a new file"), "{report:#}");
+    assert_eq!(repo.committed("notes.txt").unwrap(), "todo\n");
+}
+
+#[test]
 fn a_new_file_named_like_a_tracked_one_is_created_and_an_edit_of_it_is_redirected() {
     let utils =
         "import os\n\n\ndef make_fixture():\n    return {'a': 1}\n\n\ndef cleanup(path):\n    os.remove(path)\n";
