@@ -10,6 +10,7 @@ mod corpus;
 mod corpus_binary;
 mod crash;
 mod detect;
+mod dry_run;
 mod fidelity;
 mod hook;
 mod hostile;

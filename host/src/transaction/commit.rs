@@ -306,7 +306,7 @@ impl GitRepo {
             Some(parent) => parent,
             None => self.empty_commit(self.own_objects())?,
         };
-        let target = sandbox::Target { base, tree, objects: None };
+        let target = sandbox::Target { base, tree };
         sandbox::run(&self.repo, &self.root, &self.shared_dir, target, hook.as_deref(), request.checks)
     }
 

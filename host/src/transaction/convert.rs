@@ -45,7 +45,9 @@ pub fn conversion(repo: &Repository, path: &str) -> Option<String> {
 pub enum Write<'a> {
     /// Only its id is wanted.
     No,
-    /// Into this object directory, or the repository's own (`None`).
+    /// Into the repository's own database (`None`), or a scratch
+    /// repository's: the git directory given, where the filters store what
+    /// they keep too (Git LFS's `lfs/objects`).
     To(Option<&'a Path>),
 }
 
@@ -58,11 +60,11 @@ pub fn clean(root: &Path, path: &str, bytes: &[u8], write: Write<'_>) -> Result<
     }
     let path_arg = format!("--path={path}");
     args.push(&path_arg);
-    let objects = match write {
-        Write::To(Some(objects)) => Some(objects),
+    let scratch = match write {
+        Write::To(Some(git_dir)) => Some(git_dir),
         _ => None,
     };
-    let out = git(root, &args, Some(bytes), path, objects)?;
+    let out = git(root, &args, Some(bytes), path, scratch)?;
     let hex = String::from_utf8_lossy(&out);
     Oid::from_str(hex.trim()).map_err(|e| failed(path, &format!("git printed no object id ({e})")))
 }
@@ -73,18 +75,19 @@ pub fn smudge(root: &Path, path: &str, blob: Oid) -> Result<Vec<u8>, TxError> {
     git(root, &["cat-file", "--filters", &path_arg, &blob.to_string()], None, path, None)
 }
 
-/// Run git in `root` (with its objects read from and written to `objects`
-/// when given: a private object directory).
+/// Run git in `root`; with `scratch`, as that scratch repository's git
+/// directory on `root`'s files, so neither git nor a filter it starts
+/// writes into the repository's `.git` (their `GIT_DIR` is the scratch one).
 fn git(
     root: &Path,
     args: &[&str],
     input: Option<&[u8]>,
     path: &str,
-    objects: Option<&Path>,
+    scratch: Option<&Path>,
 ) -> Result<Vec<u8>, TxError> {
     let mut command = Command::new("git");
-    if let Some(objects) = objects {
-        command.env("GIT_OBJECT_DIRECTORY", objects);
+    if let Some(git_dir) = scratch {
+        command.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", root).env_remove("GIT_OBJECT_DIRECTORY");
     }
     let mut child = super::process_tree::dies_with_run(&mut command)
         .current_dir(root)

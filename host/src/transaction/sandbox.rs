@@ -9,6 +9,9 @@
 //! command writing into `.git/worktrees/` behind it; what the killed command left
 //! half-written, the next taker of the lock (or `recover`) removes, and the
 //! sandbox is made again.
+//!
+//! Checks without a commit run in a scratch repository instead ([`trial`]),
+//! so that a dry run leaves nothing under the user's `.git`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -113,13 +116,9 @@ fn remove_dir(path: &Path) -> Result<(), TxError> {
     }
 }
 
-/// Run git in `dir`, its objects in `objects` when given (a private
-/// object directory that reads the repository's through an alternate).
-fn git(dir: &Path, objects: Option<&Path>, args: &[&str]) -> Result<(), TxError> {
+/// Run git in `dir`.
+fn git(dir: &Path, args: &[&str]) -> Result<(), TxError> {
     let mut command = Command::new("git");
-    if let Some(objects) = objects {
-        command.env("GIT_OBJECT_DIRECTORY", objects);
-    }
     let output = dies_with_run(&mut command)
         .arg("-C")
         .arg(dir)
@@ -129,6 +128,7 @@ fn git(dir: &Path, objects: Option<&Path>, args: &[&str]) -> Result<(), TxError>
         .env_remove("GIT_DIR")
         .env_remove("GIT_INDEX_FILE")
         .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
         .output()
         .map_err(|e| TxError::Sandbox(format!("cannot run git: {e}")))?;
     if output.status.success() {
@@ -142,13 +142,10 @@ fn git(dir: &Path, objects: Option<&Path>, args: &[&str]) -> Result<(), TxError>
     }
 }
 
-/// What the sandbox checks: `tree` staged on top of the commit `base`,
-/// their objects in `objects` when that is not the repository's own
-/// database (a trial without a commit).
-pub struct Target<'a> {
+/// What the sandbox checks: `tree` staged on top of the commit `base`.
+pub struct Target {
     pub base: Oid,
     pub tree: Oid,
-    pub objects: Option<&'a Path>,
 }
 
 /// Put the target's tree staged on top of its base in the sandbox, then run
@@ -157,7 +154,7 @@ pub fn run(
     repo: &Repository,
     root: &Path,
     state_dir: &Path,
-    target: Target<'_>,
+    target: Target,
     hook: Option<&Path>,
     checks: &[String],
 ) -> Result<Vec<CheckResult>, TxError> {
@@ -166,40 +163,33 @@ pub fn run(
         remove_sandbox(repo, state_dir)?;
     }
     let sandbox = state_dir.join("sandbox");
-    let results = check_out(root, &sandbox, &target).and_then(|()| run_steps(&sandbox, &target, hook, checks));
-    let Some(objects) = target.objects else { return results };
-    // The private objects go when the trial ends: nothing the sandbox keeps
-    // (its index, its HEAD) may point at them then, or git (fsck, gc) would
-    // find the repository broken. A base only they hold (the empty commit
-    // of an unborn branch) takes the sandbox with it.
-    let restored = if repo.odb().is_ok_and(|odb| odb.exists(target.base)) {
-        git(&sandbox, Some(objects), &["checkout", "--detach", "--force", "--quiet", &target.base.to_string()])
-    } else {
-        remove_sandbox(repo, state_dir)
-    };
-    results.and_then(|results| restored.map(|()| results))
-}
-
-/// Make the sandbox if need be and put the target in it.
-fn check_out(root: &Path, sandbox: &Path, target: &Target<'_>) -> Result<(), TxError> {
-    let (base, tree) = (target.base.to_string(), target.tree.to_string());
     if !sandbox.join(".git").exists() {
-        let _ = git(root, None, &["worktree", "prune"]);
+        let _ = git(root, &["worktree", "prune"]);
         let path = sandbox.to_string_lossy().into_owned();
-        git(root, target.objects, &["worktree", "add", "--detach", "--force", "--no-checkout", &path, &base])?;
+        git(root, &["worktree", "add", "--detach", "--force", "--no-checkout", &path, &target.base.to_string()])?;
     }
-    git(sandbox, target.objects, &["checkout", "--detach", "--force", "--quiet", &base])?;
-    git(sandbox, target.objects, &["read-tree", "-u", "-m", &base, &tree])
+    check_out(&sandbox, &target)?;
+    run_steps(&sandbox, hook, checks)
 }
 
-/// Run the hook and the checks in the sandbox, each seeing the target's
-/// objects; stops at the first failure.
-fn run_steps(
-    sandbox: &Path,
-    target: &Target<'_>,
-    hook: Option<&Path>,
-    checks: &[String],
-) -> Result<Vec<CheckResult>, TxError> {
+/// Run `checks` on `tree` staged on top of `base` in `work`, the work tree
+/// of a scratch repository that holds both (a trial without a commit): no
+/// lock, since no other run sees it, and nothing to restore, since it goes
+/// when the trial ends.
+pub fn trial(work: &Path, base: Oid, tree: Oid, checks: &[String]) -> Result<Vec<CheckResult>, TxError> {
+    check_out(work, &Target { base, tree })?;
+    run_steps(work, None, checks)
+}
+
+/// Put the target in a work tree that exists.
+fn check_out(sandbox: &Path, target: &Target) -> Result<(), TxError> {
+    let (base, tree) = (target.base.to_string(), target.tree.to_string());
+    git(sandbox, &["checkout", "--detach", "--force", "--quiet", &base])?;
+    git(sandbox, &["read-tree", "-u", "-m", &base, &tree])
+}
+
+/// Run the hook and the checks in `sandbox`; stops at the first failure.
+fn run_steps(sandbox: &Path, hook: Option<&Path>, checks: &[String]) -> Result<Vec<CheckResult>, TxError> {
     let mut results = Vec::new();
     let mut steps: Vec<(String, Command)> = Vec::new();
     if let Some(hook) = hook {
@@ -211,14 +201,12 @@ fn run_steps(
     for (name, mut command) in steps {
         let started = Instant::now();
         let status = crate::progress::Status::start(format!("running {name}"));
-        if let Some(objects) = target.objects {
-            command.env("GIT_OBJECT_DIRECTORY", objects);
-        }
         let output = command
             .current_dir(sandbox)
             .env_remove("GIT_DIR")
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_OBJECT_DIRECTORY")
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| TxError::Sandbox(format!("cannot run {name}: {e}")))?;
