@@ -20,8 +20,13 @@ static INSTALLING: Mutex<()> = Mutex::new(());
 /// is missing (as root, or through `sudo -n`). False, after saying why,
 /// only when that is impossible here.
 fn shell_available(program: &str, package: &str) -> bool {
+    installed(program, package, || on_path(program))
+}
+
+/// Whether `present()` holds, installing `package` first if it does not.
+fn installed(what: &str, package: &str, present: impl Fn() -> bool) -> bool {
     let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if on_path(program) {
+    if present() {
         return true;
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -37,10 +42,10 @@ fn shell_available(program: &str, package: &str) -> bool {
     if !apt(&["install", "-y", "-q", package]) && apt(&["update", "-q"]) {
         apt(&["install", "-y", "-q", package]);
     }
-    if on_path(program) {
+    if present() {
         return true;
     }
-    eprintln!("SKIPPED: {program} is not installed and `apt-get install {package}` was not possible here");
+    eprintln!("SKIPPED: {what} is not installed and `apt-get install {package}` was not possible here");
     false
 }
 
@@ -202,4 +207,34 @@ fn setup_puts_the_zsh_and_fish_files_where_the_shells_look() {
             installed.display()
         );
     }
+}
+
+/// bash finds the installed file by itself: git's completion asks
+/// bash-completion's loader for `git-agent-apply` the first time
+/// `git agent-apply` is completed, and the loader looks in the user's
+/// ~/.local/share/bash-completion/completions (nothing is sourced by hand,
+/// unlike `terminal::bash_completes_subcommands_flags_and_formats_under_git`).
+#[test]
+fn bash_completion_loads_the_installed_file_for_git() {
+    const LOADER: &str = "/usr/share/bash-completion/bash_completion";
+    if !installed("bash-completion", "bash-completion", || Path::new(LOADER).is_file()) {
+        return;
+    }
+    let (repo, home) = repo_and_home();
+    let script = format!(
+        r#"source {LOADER}
+# What a first Tab after `git` does (renamed in bash-completion 2.12).
+_comp_load git 2>/dev/null || __load_completion git
+COMP_WORDS=(git agent-apply --format my-); COMP_CWORD=3
+COMP_LINE="${{COMP_WORDS[*]}}"; COMP_POINT=${{#COMP_LINE}}
+__git_wrap__git_main
+printf '%s\n' "${{COMPREPLY[@]}}"
+"#
+    );
+    let mut bash = Command::new("bash");
+    bash.args(["--norc", "--noprofile", "-c", &script]).current_dir(repo.path());
+    shell_env(&mut bash, home.path());
+    let output = bash.output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout, "my-ops\n", "stderr: {}", String::from_utf8_lossy(&output.stderr));
 }
