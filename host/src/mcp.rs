@@ -243,7 +243,7 @@ impl Server {
                 };
                 let view = input.view.as_deref().unwrap_or(view::NUMBERED);
                 view::read(workspace, &input.path, view, &ranges, false)
-                    .map(|text| CallToolResult::success(vec![ContentBlock::text(text)]))
+                    .map(|view| CallToolResult::success(vec![ContentBlock::text(view.text)]))
             }
             "undo" => {
                 let input: UndoInput = arguments(request)?;

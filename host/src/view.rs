@@ -37,6 +37,24 @@ pub fn parse_ranges(text: &str) -> Result<LineRanges, String> {
         .map(LineRanges)
 }
 
+/// A file as `read` shows it.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub text: String,
+    /// The format plugin that rendered `text`; none for [`NUMBERED`].
+    pub rendered_by: Option<Rendered>,
+}
+
+/// What a format plugin did while rendering a view, for `--verbose`.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub format: String,
+    /// What the plugin wrote to its stderr (captured; empty for a native
+    /// plugin, whose stderr is the host's own).
+    pub stderr: String,
+    pub render_ms: f64,
+}
+
 /// `path` (repo-relative) in `view` (a format name or alias, or
 /// [`NUMBERED`]), only `ranges` of it when given. A file too large or too
 /// odd to edit is refused: it could not be edited either.
@@ -46,7 +64,7 @@ pub fn read(
     view: &str,
     ranges: &[LineRange],
     allow_ignored: bool,
-) -> Result<String, Error> {
+) -> Result<View, Error> {
     let entry = if view == NUMBERED { None } else { Some(workspace.registry.find(view)?.clone()) };
     let repo = workspace.git_repo().ok();
     let checked = match &repo {
@@ -64,15 +82,18 @@ pub fn read(
     if let Some(repo) = &repo {
         let _ = crate::rebase::record_read(repo.repository(), &file.path, &file.content);
     }
-    let Some(entry) = entry else { return Ok(numbered(&file.content, ranges)) };
+    let Some(entry) = entry else { return Ok(View { text: numbered(&file.content, ranges), rendered_by: None }) };
     let mut instance = workspace.registry.instantiate(&entry)?;
     let options = workspace.config.plugin_options(&entry.name, None);
-    let view = instance.render(&file, ranges, &options)?.map_err(|message| Error::RenderRefused {
+    let started = std::time::Instant::now();
+    let text = instance.render(&file, ranges, &options)?.map_err(|message| Error::RenderRefused {
         format: entry.name.clone(),
         path: file.path.clone(),
         message,
     })?;
-    Ok(view)
+    let render_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let rendered_by = Rendered { format: entry.name, stderr: instance.stderr(), render_ms };
+    Ok(View { text, rendered_by: Some(rendered_by) })
 }
 
 /// `content`'s lines in `ranges` (all when empty), each as `{number:>6}\t{line}`.

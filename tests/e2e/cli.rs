@@ -195,6 +195,45 @@ fn verbose_shows_plugin_output_and_timings() {
 }
 
 #[test]
+fn read_verbose_shows_the_plugin_output_and_timings() {
+    let repo = crate::repo::TestRepo::with(&[("a.txt", "one\n")]);
+    let read = |args: &[&str]| {
+        let out = repo.apply().arg("read").args(args).arg("a.txt").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    // A built-in format: named with what it wrote (nothing), and the render time.
+    let (view, stderr) = read(&["-v", "--format", "hashline"]);
+    assert!(view.contains("one"), "{view}");
+    assert!(stderr.contains("plugin hashline: nothing captured from its stderr"), "{stderr}");
+    let timings = stderr.lines().find(|l| l.starts_with("timings: ")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(timings.contains("render ") && timings.contains(", total ") && timings.ends_with(" ms"), "{timings}");
+    // `numbered` runs no plugin: only the time.
+    let (_, stderr) = read(&["-v", "--format", "numbered"]);
+    assert!(!stderr.contains("plugin ") && stderr.starts_with("timings: total "), "{stderr}");
+    // Without -v, nothing on stderr.
+    assert_eq!(read(&["--format", "hashline"]).1, "");
+
+    // What a plugin writes to stderr while rendering is shown.
+    std::fs::write(
+        repo.path().join(".agent-apply.toml"),
+        format!(
+            "[plugins.hostile]\npath = {:?}\n\n[options.hostile]\nmisdeed = \"chatter\"\n",
+            crate::common::HOSTILE_WASM
+        ),
+    )
+    .unwrap();
+    let (view, stderr) = read(&["-v", "--format", "hostile"]);
+    assert_eq!(view, "one\n");
+    assert!(
+        stderr.contains("plugin hostile wrote to stderr:\nhostile plugin chatters on stderr while rendering\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("timings: render "), "{stderr}");
+    assert_eq!(read(&["--format", "hostile"]).1, "", "plugin output without -v");
+}
+
+#[test]
 fn suggested_commands_are_listed_in_text_too() {
     let repo = crate::repo::TestRepo::with(&[("a.txt", "one\n")]);
     let reply =

@@ -283,3 +283,25 @@ fn nothing_is_written_before_the_last_answer() {
     assert_eq!(repo.head(), head);
     assert_eq!(repo.read("a.txt").unwrap(), b"changed meanwhile\n");
 }
+
+/// What a person sees reviewing a two-edit reply, accepting the first and
+/// rejecting the second: each edit's diff, the questions with the answers
+/// the terminal echoes, and the summary. Colours off (NO_COLOR); the
+/// repository's path and the commit id replaced, as in `snapshots.rs`.
+#[test]
+fn the_review_screen_of_a_two_edit_reply() {
+    let repo = repo();
+    let reply = block("a.txt", "two", "TWO") + &block("b.txt", "beta", "BETA");
+    let mut command = repo.apply_process();
+    command.env("NO_COLOR", "1").arg("--interactive");
+    let mut terminal = OnTerminal::spawn_piping(command, reply.as_bytes());
+    // The whole question is waited for, so the echoed answer follows it.
+    let question = |n| format!("({n}/2) Apply this edit [y,n,q,a,d,?]? ");
+    answer(&mut terminal, &[(question(1).as_str(), "y\n"), (question(2).as_str(), "n\n")]);
+    let (code, seen) = terminal.finish();
+    assert_eq!(code, Some(0), "{seen}");
+    assert!(!seen.contains('\u{1b}'), "escape codes under NO_COLOR: {seen:?}");
+    // The terminal ends lines with CR LF.
+    let screen = crate::snapshots::stable(&repo, &seen.replace("\r\n", "\n"));
+    insta::assert_snapshot!(screen);
+}

@@ -32,6 +32,7 @@ mod repo;
 mod sandbox;
 mod schema;
 mod security;
+mod shells;
 mod snapshots;
 mod states;
 mod terminal;

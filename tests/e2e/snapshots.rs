@@ -21,7 +21,7 @@ fn repo() -> TestRepo {
 
 /// `text` with the repository's path and commit ids (runs of 12 to 40
 /// hex digits) replaced.
-fn stable(repo: &TestRepo, text: &str) -> String {
+pub(crate) fn stable(repo: &TestRepo, text: &str) -> String {
     let text = text.replace(repo.path().to_str().unwrap(), "<repo>");
     let mut out = String::new();
     let mut run = String::new();

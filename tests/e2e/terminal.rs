@@ -19,19 +19,19 @@ fn bin_dir() -> PathBuf {
     binary.parent().unwrap().to_path_buf()
 }
 
-fn path_with_bin() -> std::ffi::OsString {
+pub(crate) fn path_with_bin() -> std::ffi::OsString {
     let mut dirs = vec![bin_dir()];
     dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     std::env::join_paths(dirs).unwrap()
 }
 
 /// `setup` into `home`; returns where the files went.
-fn setup(home: &Path) -> String {
+pub(crate) fn setup(home: &Path) -> String {
     let output = bin().env("HOME", home).env_remove("XDG_DATA_HOME").arg("setup").assert().success();
     String::from_utf8(output.get_output().stdout.clone()).unwrap()
 }
 
-fn on_path(program: &str) -> bool {
+pub(crate) fn on_path(program: &str) -> bool {
     Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
 }
 

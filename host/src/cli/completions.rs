@@ -94,14 +94,21 @@ pub fn script(shell: Shell) -> Option<String> {
         // The zsh function serves both: zsh's git completion calls
         // `_git-agent-apply` with the subcommand as the first word.
         Shell::Zsh => return Some(ZSH.into()),
-        // fish 3.6+ completes `git agent-apply` with git-agent-apply's completions.
         Shell::Fish => {
             clap_complete::env::Fish.write_registration(VAR, BIN, BIN, BIN, &mut registration).ok()?;
-            ""
+            FISH_GIT
         }
         _ => return None,
     };
     Some(format!("{}{git_hook}", String::from_utf8_lossy(&registration)))
+}
+
+/// The part of the fish script that completes `git agent-apply`, on its
+/// own: `setup` installs it where fish sources it at startup, because fish
+/// loads a completion file only for the command being completed (`git`,
+/// whose completion file is fish's own).
+pub fn fish_git_hook() -> &'static str {
+    FISH_GIT
 }
 
 /// What git's bash completion calls for `git agent-apply`: the words from
@@ -123,15 +130,68 @@ _git_agent_apply() {
 }
 "#;
 
+// The second line is what zsh's git completion shows beside `agent-apply`
+// when it lists commands: it reads the `_git-*` files on fpath for it.
 const ZSH: &str = r#"#compdef git-agent-apply
+#description apply a language model's code edits as one commit
 # Completion for git-agent-apply, and for `git agent-apply`: zsh's git
 # completion calls _git-agent-apply with the subcommand as the first word.
-local -a candidates
+local -a candidates dirs other
 candidates=("${(@f)$( \
     _CLAP_IFS=$'\n' \
     _CLAP_COMPLETE_INDEX=$((CURRENT - 1)) \
     COMPLETE=zsh \
     git-agent-apply -- git-agent-apply "${(@)words[2,-1]}" 2>/dev/null \
 )}")
-[[ -n $candidates ]] && _describe -V values candidates
+[[ -n $candidates ]] || return 1
+# Directories (clap ends them with /) take no space after them, so that
+# completing a path can go on into them.
+local candidate value
+for candidate in $candidates; do
+    value=${candidate%%:*}
+    if [[ $value == */ ]]; then
+        dirs+=("${value%/}${candidate:$#value}")
+    else
+        other+=("$candidate")
+    fi
+done
+(( $#dirs )) && _describe -V values dirs -S / -r /
+(( $#other )) && _describe -V values other
+return 0
+"#;
+
+// fish up to 3.6 never hands `git <third-party-command> ...` to that
+// command's completions (its git completion looks the commands up through a
+// variable its functions cannot see), so `git agent-apply` is completed
+// here, by the binary, with the words after the subcommand. Where fish's git
+// completion does delegate (3.7+), both give the same candidates, and fish
+// keeps one of each.
+const FISH_GIT: &str = r#"
+# `git agent-apply ...`: the words after the subcommand, or a failure when
+# the command line is not one (git's own options before it are skipped).
+function __git_agent_apply_args
+    set -l words (commandline --current-process --tokenize --cut-at-cursor)
+    set -e words[1]
+    while set -q words[1]
+        switch $words[1]
+            case -C -c --git-dir --work-tree --namespace
+                set -e words[1..2]
+            case '-*'
+                set -e words[1]
+            case agent-apply
+                set -e words[1]
+                set -q words[1]; and printf '%s\n' $words
+                return 0
+            case '*'
+                return 1
+        end
+    end
+    return 1
+end
+function __git_agent_apply_complete
+    set -l args (__git_agent_apply_args); or return
+    COMPLETE=fish git-agent-apply -- git-agent-apply $args (commandline --current-token)
+end
+complete --command git --no-files --keep-order --condition '__git_agent_apply_args >/dev/null' --arguments '(__git_agent_apply_complete)'
+complete --command git --no-files --condition 'functions -q __fish_git_needs_command; and __fish_git_needs_command' --arguments agent-apply --description "Apply a language model's code edits"
 "#;

@@ -1,5 +1,6 @@
 //! `git agent-apply read`: a file as a model should read it for a format.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -27,6 +28,7 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
     let mut workspace = open_workspace(global)?;
     let path = repo_relative(&workspace.root, &args.path);
     let ranges = args.lines.as_ref().map_or(&[][..], |r| &r.0);
+    let started = std::time::Instant::now();
     let view =
         view::read(&mut workspace, &path, &args.format, ranges, args.allow_ignored).map_err(|error| match error {
             // A file that may not be read is a usage error here, not a failed edit.
@@ -35,7 +37,20 @@ pub fn run(global: &GlobalArgs, args: &ReadArgs) -> Result<Exit, CommandError> {
             }
             other => other.into(),
         })?;
-    print!("{view}");
+    // As the file has it: escape sequences in it are the file's, not ours to
+    // strip, and a reader that stops early (`| head`) is no error.
+    let _ = std::io::stdout().lock().write_all(view.text.as_bytes());
+    if global.verbose {
+        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let (plugin_output, render) = match view.rendered_by {
+            Some(rendered) => {
+                (vec![(rendered.format, rendered.stderr)], format!("render {:.1} ms, ", rendered.render_ms))
+            }
+            // `numbered` needs no plugin: only the time.
+            None => (Vec::new(), String::new()),
+        };
+        super::output::verbose(&plugin_output, &format!("{render}total {total_ms:.1} ms"));
+    }
     Ok(Exit::Ok)
 }
 

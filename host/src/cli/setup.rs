@@ -59,6 +59,14 @@ pub fn run(args: &SetupArgs, command: clap::Command) -> Result<Exit, CommandErro
             path: share.join("fish/vendor_completions.d/git-agent-apply.fish"),
             contents: script(Shell::Fish),
         },
+        // fish loads a completion file for the command being completed
+        // only, which for `git agent-apply` is `git`: this part completes
+        // that, sourced at startup.
+        Install {
+            what: "fish git hook",
+            path: share.join("fish/vendor_conf.d/git-agent-apply.fish"),
+            contents: completions::fish_git_hook().as_bytes().to_vec(),
+        },
     ];
     let mut out = std::io::stdout().lock();
     for install in &installs {

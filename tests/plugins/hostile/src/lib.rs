@@ -7,7 +7,7 @@
 //! `info` call panics); `chatter` only writes a line to stderr. The other
 //! exports panic on request too: `detect` on the reply `detect:panic`,
 //! `apply` and `render` with the option `misdeed = panic`, `lint` on a file
-//! holding `panic`.
+//! holding `panic`; `render` with `misdeed = chatter` writes to stderr.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -136,6 +136,9 @@ impl Format for Hostile {
 
     fn render(&self, file: &File, _ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
         panic_if(options.get("misdeed"), "render");
+        if options.get("misdeed") == Some("chatter") {
+            eprintln!("hostile plugin chatters on stderr while rendering");
+        }
         Ok(file.content.clone())
     }
 
