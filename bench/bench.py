@@ -212,6 +212,14 @@ def reply_hashline(path, lines, changes, hashes):
     return "```json\n" + json.dumps({"path": path, "edits": edits}, indent=1) + "\n```\n\n"
 
 
+def reply_tool_calls(path, lines, changes, _hashes=None):
+    """Claude Code `Edit` calls, one JSON object per line, each replacing
+    the changed line (unique in the file) with its new lines."""
+    calls = [{"name": "Edit", "input": {"file_path": path, "old_string": lines[i] + "\n",
+                                        "new_string": text(repl)}} for i, repl in changes]
+    return "".join(json.dumps(c) + "\n" for c in calls)
+
+
 FORMATS = {
     "whole": reply_whole,
     "editblock": reply_editblock,
@@ -219,6 +227,7 @@ FORMATS = {
     "compact": reply_compact,
     "hashline": reply_hashline,
     "apply-patch": reply_apply_patch,
+    "tool-calls": reply_tool_calls,
 }
 
 
@@ -342,6 +351,10 @@ def row1(ctx, results):
 
 def row2(ctx, results, nfiles):
     case = f"one-edit commit, {nfiles:,} tracked files"
+    # Issue 27: half the git pair's time at 100,000 files; at 1,000 no
+    # worse than the 0.82x measured before it (with room for noise).
+    limit = 0.5 if nfiles >= 100000 else 0.9
+    target = f"<= {limit}x"
     peer_name = "`git apply --index && git commit -q`"
     t0 = time.perf_counter()
     repo = big_repo(nfiles)
@@ -376,12 +389,12 @@ def row2(ctx, results, nfiles):
         m["ours_rss_kib"] = peak_rss([ours], env, repo, reset)
         m["peer_rss_kib"] = peak_rss(peer, env, repo, reset)
     except Failed as e:
-        failed_row(results, 2, case, peer_name, e, "<= 1.5x")
+        failed_row(results, 2, case, peer_name, e, target)
         return None
     finally:
         reset()
     ratio = m["ours_s"] / m["peer_s"]
-    return row(results, 2, case, peer_name, m, "<= 1.5x", ratio <= 1.5)
+    return row(results, 2, case, peer_name, m, target, ratio <= limit)
 
 
 def row3(ctx, results):
@@ -410,20 +423,20 @@ def row3(ctx, results):
     try:
         m = measure(ours, git_apply, reset, runs=ctx.runs)
         ratio = m["ours_s"] / m["peer_s"]
-        row(results, 3, case, "`git apply`", m, "<= 2x", ratio <= 2)
+        row(results, 3, case, "`git apply`", m, "<= 1.0x", ratio <= 1.0)
         m = measure(ours, lambda: run_timed(["patch", "-p1", "-s", "-i", patch], env, repo), reset,
                     runs=ctx.runs)
         row(results, 3, case, "`patch -p1`", m)
     except Failed as e:
-        failed_row(results, 3, case, "`git apply`", e, "<= 2x")
+        failed_row(results, 3, case, "`git apply`", e, "<= 1.0x")
     # The same change as a 20-hunk V4A patch (scope lines and all).
     case = "`--no-commit` of a 20-hunk `apply-patch` reply on a 20,000-line file"
     ours = lambda: run_timed([ctx.bin, "--format", "apply-patch", "--no-commit", v4a], env, repo)
     try:
         m = measure(ours, git_apply, reset, runs=ctx.runs)
-        row(results, 3, case, "`git apply` (same change)", m, "<= 2x", m["ours_s"] / m["peer_s"] <= 2)
+        row(results, 3, case, "`git apply` (same change)", m, "<= 1.0x", m["ours_s"] / m["peer_s"] <= 1.0)
     except Failed as e:
-        failed_row(results, 3, case, "`git apply` (same change)", e, "<= 2x")
+        failed_row(results, 3, case, "`git apply` (same change)", e, "<= 1.0x")
 
 
 def row4(ctx, results):
@@ -479,8 +492,10 @@ def user_config(ctx, name, text):
 
 
 # Throughput replies are far over the default input limits (4 MiB, 1,000
-# edits, 64 KiB lines: a JSON reply's strings are one line).
-BIG_LIMITS = "[limits]\nmax-reply-bytes = 268435456\nmax-edits = 10000000\nmax-line-bytes = 67108864\n"
+# edits, 64 KiB lines: a JSON reply's strings are one line, 5 s per plugin call:
+# tool-calls applies its 10 MB reply's calls one after another; see README).
+BIG_LIMITS = ("[limits]\nmax-reply-bytes = 268435456\nmax-edits = 10000000\nmax-line-bytes = 67108864\n"
+              "plugin-timeout-ms = 120000\n")
 
 
 def row5(ctx, results, target_bytes):
@@ -533,7 +548,7 @@ def row5(ctx, results, target_bytes):
             m["peer_rss_kib"] = peak_rss([["git", "apply", patch]], env, repo, reset)
         except Failed as e:
             failed_row(results, 5, case + f" [{nbytes:,} bytes]", "`git apply` (same change)", e,
-                       ">= 50 MB/s")
+                       ">= 100 MB/s")
             results[-1]["reply_bytes"] = nbytes
             continue
         finally:
@@ -543,7 +558,7 @@ def row5(ctx, results, target_bytes):
         m["ours_mb_per_s"] = round(mbps, 1)
         m["patch_bytes"] = os.path.getsize(patch)
         m["peer_mb_per_s"] = round(os.path.getsize(patch) / 1e6 / m["peer_s"], 1)
-        row(results, 5, case, "`git apply` (same change)", m, ">= 50 MB/s", mbps >= 50,
+        row(results, 5, case, "`git apply` (same change)", m, ">= 100 MB/s", mbps >= 100,
             note=f"{mbps:.1f} MB/s ({len(files)} files)")
         shutil.rmtree(work, ignore_errors=True)
 
@@ -618,16 +633,22 @@ def row8(ctx, results):
 
 
 def row7(results):
+    """Peak memory: for the throughput replies at most twice `git apply`'s
+    on the same change (issue 27); for the one-edit commits under 128 MiB."""
     limit = 128 * 1024
     for r in list(results):
         if r["row"] in (2, 5) and r.get("ours_max_rss_kib"):
             rss, peer = r["ours_max_rss_kib"], r.get("peer_max_rss_kib")
+            if r["row"] == 5:
+                target, passed = "<= 2x", bool(peer) and rss <= 2 * peer
+            else:
+                target, passed = "< 128 MiB", rss < limit
             results.append({
                 "row": 7, "case": "peak memory: " + r["case"], "peer": r["peer"],
                 "ours_max_rss_kib": rss, "peer_max_rss_kib": peer,
                 "ours_ms": None, "peer_ms": None,
                 "ratio": round(rss / peer, 2) if peer else None,
-                "target": "< 128 MiB", "pass": rss < limit, "note": ""})
+                "target": target, "pass": passed, "note": ""})
 
 
 # ---------------------------------------------------------------- output

@@ -289,7 +289,7 @@ fn stale_number_failures(
 fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
     let old = file.lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
     let new: Vec<&str> = op.lines.iter().map(String::as_str).collect();
-    let failure = agent_apply_sdk::matching::elided_replacement(old, &new, &file.lines)?;
+    let failure = agent_apply_sdk::matching::elided_replacement(old, &new, file.lines.iter().copied())?;
     Some(EditFailure { message: format!("{} on {}: {}", op.label(), file.path, failure.message), ..failure })
 }
 

@@ -260,7 +260,7 @@ fn overlapping_pairs(plans: &mut [Plan]) -> HashMap<usize, usize> {
 /// the SDK's rule for every format.
 fn elided(snap: &Snapshot<'_>, p: &Plan) -> Option<EditFailure> {
     let new: Vec<&str> = p.new.iter().map(String::as_str).collect();
-    agent_apply_sdk::matching::elided_replacement(&snap.lines[p.start..p.end], &new, &snap.lines)
+    agent_apply_sdk::matching::elided_replacement(&snap.lines[p.start..p.end], &new, snap.lines.iter().copied())
 }
 
 fn range_or_gap(p: &Plan) -> String {

@@ -9,7 +9,9 @@ use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
 };
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{Eol, line_count, lines_with_endings, splice_lines, split_bom, strip_ending};
+use agent_apply_sdk::text::{
+    Eol, find_all, line_count, lines_with_endings, newline_count, splice_lines, split_bom, strip_ending,
+};
 
 use crate::Replacement;
 
@@ -85,13 +87,18 @@ fn lines_of(text: &str) -> Vec<&str> {
 /// The exact level: `old` as a substring. `None` when it is nowhere.
 fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     let eol = TextStyle::detect(content).eol;
-    let old = match content.contains(r.old.as_str()) {
-        true => Cow::Borrowed(r.old.as_str()),
-        false => in_style(&r.old, eol),
+    let limit = if r.all { usize::MAX } else { AMBIGUITY_LIMIT + 1 };
+    let find = |old: &str| find_all(content, old).take(limit).collect::<Vec<usize>>();
+    // As written first; in the file's line endings only if not found so.
+    let (old, places) = match (find(&r.old), in_style(&r.old, eol)) {
+        (places, _) if !places.is_empty() => (Cow::Borrowed(r.old.as_str()), places),
+        (_, Cow::Owned(restyled)) => {
+            let places = find(&restyled);
+            (Cow::Owned(restyled), places)
+        }
+        (none, borrowed) => (borrowed, none),
     };
     let new = in_style(&r.new, eol);
-    let limit = if r.all { usize::MAX } else { AMBIGUITY_LIMIT + 1 };
-    let places: Vec<usize> = content.match_indices(old.as_ref()).map(|(at, _)| at).take(limit).collect();
     if places.is_empty() {
         return Ok(None);
     }
@@ -105,7 +112,9 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
         ));
         return Err(failure);
     }
-    if let Some(failure) = elided_replacement(&lines_of(&old), &lines_of(&new), &lines_of(content)) {
+    if let Some(failure) =
+        elided_replacement(&lines_of(&old), &lines_of(&new), lines_with_endings(content).map(strip_ending))
+    {
         return Err(failure);
     }
     let mut out = String::with_capacity(content.len() + places.len() * new.len());
@@ -133,7 +142,7 @@ fn line_indexes(content: &str, offsets: &[usize]) -> Vec<usize> {
     offsets
         .iter()
         .map(|&at| {
-            line += content.as_bytes()[from..at].iter().filter(|&&b| b == b'\n').count();
+            line += newline_count(&content[from..at]);
             from = at;
             line
         })
@@ -211,7 +220,7 @@ pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) 
         .with_hint("to change the file, use str_replace on the lines to change (view it first)"));
     }
     // The whole file is being replaced: its lines are the text replaced.
-    if let Some(failure) = elided_replacement(&lines_of(split_bom(existing).1), &lines_of(content), &[]) {
+    if let Some(failure) = elided_replacement(&lines_of(split_bom(existing).1), &lines_of(content), []) {
         return Err(failure);
     }
     let after = line_count(split_bom(&restyled).1);

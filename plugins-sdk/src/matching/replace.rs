@@ -10,10 +10,16 @@ use super::*;
 /// A replacement that leaves code out: a placeholder line (`// ... existing
 /// code ...`) that neither the block being replaced nor the rest of the file
 /// has (a `.pyi` stub's `...` is the file's own). Written into the file, it
-/// would delete the lines it stands for.
-pub fn elided_replacement(search: &[&str], replace: &[&str], file: &[&str]) -> Option<EditFailure> {
+/// would delete the lines it stands for. The file's lines are read only
+/// when the replacement has a placeholder: a format applying thousands of
+/// edits need not split its file into lines for each.
+pub fn elided_replacement<'a>(
+    search: &[&'a str],
+    replace: &[&str],
+    file: impl IntoIterator<Item = &'a str>,
+) -> Option<EditFailure> {
     let text = joined_lines(replace);
-    let elision = elisions_not_in(&text, search.iter().chain(file).copied()).into_iter().next()?;
+    let elision = elisions_not_in(&text, search.iter().copied().chain(file)).into_iter().next()?;
     Some(
         EditFailure::new(
             FailureKind::Forbidden,
@@ -203,7 +209,7 @@ pub(super) fn plan_block(
     if s.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
-    if let Some(failure) = elided_replacement(s, r, hay.lines()) {
+    if let Some(failure) = elided_replacement(s, r, hay.lines().iter().copied()) {
         return Err(failure);
     }
     let n = hay.len();
