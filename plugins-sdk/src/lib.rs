@@ -90,7 +90,7 @@ pub mod prelude {
     pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
     pub use crate::paths::path_before;
     pub use crate::source::SourceMap;
-    pub use crate::text::TextStyle;
+    pub use crate::text::{TextStyle, lines_label};
     pub use crate::types::*;
     pub use crate::workspace::Workspace;
 }

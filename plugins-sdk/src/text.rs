@@ -23,6 +23,11 @@ pub fn line_count(text: &str) -> usize {
     newline_count(text) + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// `n` lines in words, for messages: "1 line", "3 lines".
+pub fn lines_label(n: usize) -> String {
+    if n == 1 { "1 line".into() } else { format!("{n} lines") }
+}
+
 /// How many `\n` bytes `text` holds (SIMD-counted: formats count them up
 /// to each match, in files of megabytes).
 pub fn newline_count(text: &str) -> usize {

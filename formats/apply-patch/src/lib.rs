@@ -240,7 +240,11 @@ fn add(workspace: &mut Workspace, path: &str, lines: &[String], at: &str) -> Res
         None => {
             workspace.write(path, content);
             workspace.note_match(MatchInfo::at("whole-file"));
-            Ok(Applied { message: format!("added {path} ({} lines)", lines.len()), lines: None, applied_path: None })
+            Ok(Applied {
+                message: format!("added {path} ({})", lines_label(lines.len())),
+                lines: None,
+                applied_path: None,
+            })
         }
     }
 }

@@ -185,7 +185,7 @@ fn out_of_range_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFai
     Some(
         EditFailure::new(
             FailureKind::OutOfRange,
-            format!("{} is out of range: it {wanted}, but {path} has only {}", op.label(), plural(n as usize)),
+            format!("{} is out of range: it {wanted}, but {path} has only {}", op.label(), lines_label(n as usize)),
         )
         .with_hint(format!(
             "ranges go from 1 to {n}; to add lines at the end, insert with {}-{n}. The file ends:\n{}",
@@ -335,11 +335,16 @@ fn applied_message(path: &str, op: &RangeEdit, new_start: u32) -> String {
         _ => format!(", now lines {new_start}-{}", new_start as usize + added - 1),
     };
     if op.is_insertion() {
-        format!("inserted {} before line {} of {path}{now}", plural(added), op.start)
+        format!("inserted {} before line {} of {path}{now}", lines_label(added), op.start)
     } else if added == 0 {
         format!("deleted lines {} of {path}", op.range_text())
     } else {
-        format!("replaced lines {} of {path} ({}) with {}{now}", op.range_text(), plural(removed), plural(added))
+        format!(
+            "replaced lines {} of {path} ({}) with {}{now}",
+            op.range_text(),
+            lines_label(removed),
+            lines_label(added)
+        )
     }
 }
 
@@ -476,8 +481,4 @@ fn same(a: &str, b: &str) -> bool {
 fn distinctive(line: &str) -> bool {
     let t = line.trim();
     t.chars().count() >= 6 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3
-}
-
-fn plural(n: usize) -> String {
-    if n == 1 { "1 line".into() } else { format!("{n} lines") }
 }

@@ -148,7 +148,7 @@ fn body_lines(body: &str) -> Vec<String> {
 
 fn summary(range: &Range, count: usize) -> String {
     let (s, e) = (range.start, range.end);
-    let lines = |n: usize| if n == 1 { "1 line".to_string() } else { format!("{n} lines") };
+    let lines = lines_label;
     let which = if s == e { format!("line {s}") } else { format!("lines {s}-{e}") };
     match (e < s, count) {
         (true, n) => format!("insert {} before line {s}", lines(n)),

@@ -323,9 +323,9 @@ fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usiz
     let search_lines = lines_with_endings(&search).count();
     let replace_lines = lines_with_endings(&replace).count();
     let summary = if search.trim().is_empty() {
-        format!("create or append ({replace_lines} lines)")
+        format!("create or append ({})", lines_label(replace_lines))
     } else {
-        format!("replace {search_lines} lines with {replace_lines}")
+        format!("replace {} with {replace_lines}", lines_label(search_lines))
     };
     let first = search.lines().find(|l| !l.trim().is_empty()).map(quote).unwrap_or_default();
     parsed.edits.push(ParsedEdit {

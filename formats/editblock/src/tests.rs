@@ -33,7 +33,7 @@ fn block(path: &str, search: &str, replace: &str) -> String {
 fn applies_a_fenced_block() {
     let (parsed, out) = apply(&[("a.py", "x = 1\ny = 2\n")], &block("a.py", "y = 2\n", "y = 3\n"));
     assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
-    assert_eq!(parsed.edits[0].summary, "replace 1 lines with 1");
+    assert_eq!(parsed.edits[0].summary, "replace 1 line with 1");
     assert_eq!(written(&out, "a.py"), "x = 1\ny = 3\n");
     assert_eq!(out.outcomes[0].status, EditStatus::Applied);
     assert_eq!(out.outcomes[0].lines, Some(LineRange::new(2, 2)));

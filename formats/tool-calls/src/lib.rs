@@ -57,14 +57,14 @@ impl Action {
     pub fn summary(&self) -> String {
         let lines = |text: &str| agent_apply_sdk::text::line_count(text);
         match self {
-            Action::Replace(r) if r.old.is_empty() => format!("create a file of {} lines", lines(&r.new)),
+            Action::Replace(r) if r.old.is_empty() => format!("create a file of {}", lines_label(lines(&r.new))),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
                 format!("replace {} line(s) with {}{all}", lines(&r.old), lines(&r.new))
             }
             Action::MultiEdit { edits } => format!("{} replacements in order", edits.len()),
             Action::Insert { after_line, text } => format!("insert {} line(s) after line {after_line}", lines(text)),
-            Action::Write { content, .. } => format!("write the whole file ({} lines)", lines(content)),
+            Action::Write { content, .. } => format!("write the whole file ({})", lines_label(lines(content))),
         }
     }
 }

@@ -136,7 +136,7 @@ impl Format for Whole {
                 path,
                 related_paths: Vec::new(),
                 span,
-                summary: format!("write the whole file ({lines} lines)"),
+                summary: format!("write the whole file ({})", lines_label(lines)),
                 op: WholeFile { content: block.body.to_string() },
             });
         }
@@ -180,7 +180,7 @@ impl Format for Whole {
         let content = style.restyle(&edit.op.content);
         let new_lines = lines_with_endings(&content).count() as u32;
         let message = match original {
-            None => format!("created {path} ({new_lines} lines)"),
+            None => format!("created {path} ({})", lines_label(new_lines as usize)),
             Some(old) if old == content => format!("{path} already had these contents"),
             Some(old) if content.is_empty() || content == "\u{feff}" => {
                 let old_lines = lines_with_endings(old).count();

@@ -57,7 +57,7 @@ fn keeps_crlf_bom_and_missing_final_newline() {
 fn creates_new_files_with_a_final_newline() {
     let (_, out) = apply(&[], "new/file.txt\n```\nhello\n```\n");
     assert_eq!(written(&out, "new/file.txt"), "hello\n");
-    assert_eq!(out.outcomes[0].message, "created new/file.txt (1 lines)");
+    assert_eq!(out.outcomes[0].message, "created new/file.txt (1 line)");
 }
 
 #[test]
