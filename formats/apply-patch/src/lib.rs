@@ -212,6 +212,7 @@ impl Format for ApplyPatch {
                     )
                     .with_hint("check the path; if the file is already gone, drop this section"));
                 }
+                workspace.note_match(MatchInfo::at("whole-file"));
                 Ok(Applied { message: format!("deleted {path}"), lines: None, applied_path: None })
             }
             FileOp::Update { path, move_to, hunks, at } => update(workspace, path, move_to.as_deref(), hunks, at),

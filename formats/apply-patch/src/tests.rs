@@ -160,4 +160,6 @@ fn outcomes_say_which_level_placed_the_hunks_and_what_each_level_found() {
     assert_eq!(placed(&file, add).0, "scope-line");
     let added = "*** Begin Patch\n*** Add File: n.py\n+x = 1\n*** End Patch\n";
     assert_eq!(placed(&[], added).0, "whole-file");
+    let deleted = "*** Begin Patch\n*** Delete File: m.py\n*** End Patch\n";
+    assert_eq!(placed(&file, deleted).0, "whole-file");
 }

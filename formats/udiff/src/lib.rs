@@ -358,6 +358,7 @@ fn delete(workspace: &mut Workspace, patch: &FilePatch, strict: bool) -> Result<
     }
     let lines = lines_with_endings(existing).count() as u32;
     workspace.delete(path);
+    workspace.note_match(MatchInfo::at("whole-file"));
     Ok(Applied { message: format!("deleted {path}"), lines: Some(LineRange::new(1, lines)), applied_path: None })
 }
 
