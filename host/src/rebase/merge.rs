@@ -10,6 +10,8 @@ use std::ops::Range;
 
 use libgit2_sys as raw;
 
+use crate::report::line_hunks;
+
 /// The outcome of merging `base → edited` into `base → current`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Merged {
@@ -73,17 +75,6 @@ fn check(code: std::ffi::c_int) -> Result<(), MergeError> {
     Err(MergeError::Git(message))
 }
 
-/// The changed hunks between two texts, as line ranges (0-based, end
-/// exclusive) of the old and the new text.
-fn hunks(old: &str, new: &str) -> Vec<(Range<u32>, Range<u32>)> {
-    let input = imara_diff::intern::InternedInput::new(old, new);
-    let mut out = Vec::new();
-    imara_diff::diff(imara_diff::Algorithm::Myers, &input, |before: Range<u32>, after: Range<u32>| {
-        out.push((before, after))
-    });
-    out
-}
-
 /// A region a conflicting merge could not settle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
@@ -107,8 +98,8 @@ impl Conflict {
 /// base lines meet or touch a change `base → edited`, as git's merge counts
 /// adjacent changes as one conflict.
 pub fn conflicts(base: &str, current: &str, edited: &str) -> Vec<Conflict> {
-    let ours = hunks(base, current);
-    let theirs = hunks(base, edited);
+    let ours = line_hunks(base, current);
+    let theirs = line_hunks(base, edited);
     let lines = current.lines().count().max(1) as u32;
     let mut regions: Vec<Conflict> = Vec::new();
     for (base_range, current_range) in &ours {

@@ -21,17 +21,27 @@ pub struct RangeChange {
 /// thousand changed places it takes 6 ms where the histogram diff took
 /// 35 ms (a 10 MB reply's `--json` report spent most of its time here).
 pub fn range_changes(old: &str, new: &str) -> Vec<RangeChange> {
-    let input = imara_diff::intern::InternedInput::new(old, new);
-    let mut changes = Vec::new();
-    imara_diff::diff(imara_diff::Algorithm::Myers, &input, |before: Range<u32>, after: Range<u32>| {
-        changes.push(RangeChange {
+    line_hunks(old, new)
+        .into_iter()
+        .map(|(before, after)| RangeChange {
             old_start: before.start as usize + 1,
             removed: before.len(),
             new_start: after.start as usize + 1,
             added: after.len(),
         })
+        .collect()
+}
+
+/// The changed hunks between two texts, as line ranges (0-based, end
+/// exclusive) of the old and the new text. Also the rebase's three-way
+/// merge's view of each side.
+pub fn line_hunks(old: &str, new: &str) -> Vec<(Range<u32>, Range<u32>)> {
+    let input = imara_diff::intern::InternedInput::new(old, new);
+    let mut hunks = Vec::new();
+    imara_diff::diff(imara_diff::Algorithm::Myers, &input, |before: Range<u32>, after: Range<u32>| {
+        hunks.push((before, after))
     });
-    changes
+    hunks
 }
 
 #[cfg(test)]

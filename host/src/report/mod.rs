@@ -16,7 +16,7 @@ mod parse;
 mod reflection;
 mod text;
 
-pub use diff::{RangeChange, range_changes};
+pub use diff::{RangeChange, line_hunks, range_changes};
 pub use parse::{CommandJson, DiagnosticJson, ParseReport, ParsedEditJson};
 use parse::{command_json, reply_lines};
 pub use text::{colorize_diff, unified_diff};
