@@ -12,7 +12,10 @@ use super::paths::lexical_normal;
 
 /// The built-in protected paths and why each one is protected. Globs match
 /// the repo-relative path, case-insensitively (a case-insensitive file system
-/// writes `.Agent-Apply.toml` into `.agent-apply.toml`).
+/// writes `.Agent-Apply.toml` into `.agent-apply.toml`): both sides are
+/// lowercased, which keeps each glob a literal, prefix or file-name match
+/// for globset (a case-insensitive glob is always a regex, and building the
+/// regex set was a tenth of a small run's instructions).
 pub const DEFAULTS: &[(&str, &str)] = &[
     (".agent-apply.toml", "it is this tool's config, which names the checks it runs and the plugins it loads"),
     ("**/.gitattributes", "it picks git's filter, diff and merge drivers, which run commands"),
@@ -76,13 +79,14 @@ impl Protection {
 
     /// Why `path` is protected, if it is and config does not lift it.
     pub fn reason(&self, path: &str) -> Option<&str> {
-        let first = *self.protected.matches(path).first()?;
-        (!self.allowed.is_match(path)).then(|| self.rules[first].as_str())
+        let path = path.to_lowercase();
+        let first = *self.protected.matches(&path).first()?;
+        (!self.allowed.is_match(&path)).then(|| self.rules[first].as_str())
     }
 }
 
 fn glob_of(key: &'static str, glob: &str) -> Result<Glob, GlobError> {
-    GlobBuilder::new(glob).case_insensitive(true).literal_separator(true).build().map_err(|source| GlobError {
+    GlobBuilder::new(&glob.to_lowercase()).literal_separator(true).build().map_err(|source| GlobError {
         key,
         glob: glob.to_string(),
         source,
@@ -119,6 +123,9 @@ mod tests {
             ".githooks/pre-commit",
             "tools/hooks/pre-commit",
             "deploy/run.sh",
+            "Deploy/RUN.sh",
+            "TOOLS/Hooks/pre-commit",
+            "Web/.ENVRC",
         ] {
             assert!(protection.reason(path).is_some(), "{path} should be protected");
         }
