@@ -83,24 +83,38 @@ pub fn splice_lines<'a, L: AsRef<str> + 'a>(
     eol: &str,
     final_newline: bool,
 ) -> String {
-    let (bom, body) = split_bom(content);
-    let mut out = String::with_capacity(content.len() + 256);
-    if bom {
-        out.push(BOM);
-    }
-    let empty = out.len();
+    let (_, body) = split_bom(content);
     // The byte offset of line `line`, moved forward only.
     let (mut line, mut offset) = (0, 0);
-    let mut seek = |target: usize| {
+    let seek = |target: usize| {
         while line < target && offset < body.len() {
             offset = memchr::memchr(b'\n', &body.as_bytes()[offset..]).map_or(body.len(), |i| offset + i + 1);
             line += 1;
         }
         offset
     };
+    splice_at(content, splices, eol, final_newline, seek)
+}
+
+/// [`splice_lines`], told where each line starts: `line_start(i)` is the
+/// byte offset of line `i` in the content after any BOM (its length past the
+/// last line), asked for ascending `i`.
+pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
+    content: &str,
+    splices: impl IntoIterator<Item = (std::ops::Range<usize>, &'a [L])>,
+    eol: &str,
+    final_newline: bool,
+    mut line_start: impl FnMut(usize) -> usize,
+) -> String {
+    let (bom, body) = split_bom(content);
+    let mut out = String::with_capacity(content.len() + 256);
+    if bom {
+        out.push(BOM);
+    }
+    let empty = out.len();
     let mut copied = 0;
     for (range, lines) in splices {
-        let start = seek(range.start);
+        let start = line_start(range.start);
         out.push_str(&body[copied..start]);
         // Only a last line lacks its ending; new lines after it need one.
         if !lines.is_empty() && out.len() > empty && !out.ends_with('\n') {
@@ -110,7 +124,7 @@ pub fn splice_lines<'a, L: AsRef<str> + 'a>(
             out.push_str(new.as_ref());
             out.push_str(eol);
         }
-        copied = seek(range.end).max(start);
+        copied = line_start(range.end).max(start);
     }
     out.push_str(&body[copied..]);
     if out.len() > empty {
@@ -311,7 +325,12 @@ mod tests {
             }
             let eol = if crlf { "\r\n" } else { "\n" };
             let fast = splice_lines(&content, splices.iter().map(|(r, l)| (r.clone(), l.as_slice())), eol, last);
-            prop_assert_eq!(fast, splice_by_lines(&content, &splices, eol, last));
+            let expected = splice_by_lines(&content, &splices, eol, last);
+            prop_assert_eq!(&fast, &expected);
+            // A haystack of the content knows where its lines start.
+            let hay = crate::matching::Haystack::of(&content);
+            let known = hay.splice_lines(&content, splices.iter().map(|(r, l)| (r.clone(), l.as_slice())), eol, last);
+            prop_assert_eq!(known, expected);
         }
     }
 

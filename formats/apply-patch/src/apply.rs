@@ -17,7 +17,6 @@ use agent_apply_sdk::matching::{
     find_block, merge_matches, normalize,
 };
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::splice_lines;
 
 use crate::Hunk;
 
@@ -46,7 +45,7 @@ pub(crate) fn patch_file(content: &str, hunks: &[Hunk], path: &str) -> Result<Pa
     }
     let style = TextStyle::detect(content);
     let ranges = splices.iter().map(|s| (s.range.clone(), s.lines.as_slice()));
-    let content = splice_lines(content, ranges, style.eol.as_str(), style.final_newline);
+    let content = hay.splice_lines(content, ranges, style.eol.as_str(), style.final_newline);
     let lines = match (splices.first(), splices.last()) {
         (Some(first), Some(last)) => {
             Some(LineRange::new(first.range.start as u32 + 1, last.range.end.max(first.range.start + 1) as u32))

@@ -16,7 +16,6 @@ use agent_apply_sdk::matching::{
     BlockMatch, Haystack, LINE_LEVELS, Level, did_you_mean, ladder_match, merge_matches, normalize, places,
 };
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::splice_lines;
 
 use crate::Hunk;
 
@@ -512,7 +511,7 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
     let style = TextStyle::detect(content);
     let ranges = splices.iter().map(|s| (s.at.range.clone(), s.at.lines.as_slice()));
     Ok(Outcome {
-        content: splice_lines(content, ranges, style.eol.as_str(), final_newline.unwrap_or(style.final_newline)),
+        content: hay.splice_lines(content, ranges, style.eol.as_str(), final_newline.unwrap_or(style.final_newline)),
         lines: start.zip(end).map(|(s, e)| LineRange::new(s as u32 + 1, e.max(s + 1) as u32)),
         notes,
         matched: matched.unwrap_or_else(|| MatchInfo::at("exact")),

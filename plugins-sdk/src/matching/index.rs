@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use crate::text::{lines_with_endings, split_bom, strip_ending};
+use crate::text::{lines_with_endings, splice_at, splice_lines, split_bom, strip_ending};
 
 use super::*;
 
@@ -39,6 +39,9 @@ pub(super) const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
 /// of them, each computed on first use.
 pub struct Haystack<'a> {
     pub(super) lines: Vec<&'a str>,
+    /// The content after any BOM, when made by [`Haystack::of`]: each line
+    /// is a slice of it, so where a line starts is known, not sought.
+    body: Option<&'a str>,
     keys: [OnceCell<Vec<u64>>; 4],
     /// Per level: where each line hash occurs.
     index: [OnceCell<LineIndex>; 4],
@@ -47,7 +50,7 @@ pub struct Haystack<'a> {
 impl<'a> Haystack<'a> {
     /// Lines without their endings (see [`crate::text::strip_ending`]).
     pub fn new(lines: Vec<&'a str>) -> Self {
-        Haystack { lines, keys: Default::default(), index: Default::default() }
+        Haystack { lines, body: None, keys: Default::default(), index: Default::default() }
     }
 
     /// The lines of a file's content (after any BOM).
@@ -56,7 +59,27 @@ impl<'a> Haystack<'a> {
         // Sized up front: growing by doubling would copy it several times.
         let mut lines = Vec::with_capacity(crate::text::line_count(body));
         lines.extend(lines_with_endings(body).map(strip_ending));
-        Haystack::new(lines)
+        Haystack { body: Some(body), ..Haystack::new(lines) }
+    }
+
+    /// [`crate::text::splice_lines`] of `content`, faster when this haystack
+    /// was made of it ([`Haystack::of`]): the unchanged stretches between
+    /// splices are not walked line by line.
+    pub fn splice_lines<'s, L: AsRef<str> + 's>(
+        &self,
+        content: &str,
+        splices: impl IntoIterator<Item = (Range<usize>, &'s [L])>,
+        eol: &str,
+        final_newline: bool,
+    ) -> String {
+        let (_, body) = split_bom(content);
+        match self.body {
+            Some(own) if std::ptr::eq(own, body) => {
+                let start = |i: usize| self.lines.get(i).map_or(body.len(), |l| l.as_ptr() as usize - body.as_ptr() as usize);
+                splice_at(content, splices, eol, final_newline, start)
+            }
+            _ => splice_lines(content, splices, eol, final_newline),
+        }
     }
 
     /// The file's lines, without endings.
