@@ -75,7 +75,8 @@ impl<'a> Haystack<'a> {
         let (_, body) = split_bom(content);
         match self.body {
             Some(own) if std::ptr::eq(own, body) => {
-                let start = |i: usize| self.lines.get(i).map_or(body.len(), |l| l.as_ptr() as usize - body.as_ptr() as usize);
+                let start =
+                    |i: usize| self.lines.get(i).map_or(body.len(), |l| l.as_ptr() as usize - body.as_ptr() as usize);
                 splice_at(content, splices, eol, final_newline, start)
             }
             _ => splice_lines(content, splices, eol, final_newline),
