@@ -182,7 +182,7 @@ pub fn replace_block(
     let hay = Haystack::of(content);
     let plan = plan_block(&hay, &block_lines(search), &block_lines(replace), options)?;
     Ok(Replaced {
-        content: render(content, &plan.splices),
+        content: render(&hay, content, &plan.splices),
         level: plan.level,
         lines: plan.lines,
         candidates: plan.candidates,
@@ -353,7 +353,7 @@ pub fn replace_blocks_at_once(
     }
     let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
     splices.sort_by_key(|sp| sp.start);
-    Some((render(content, &splices), outcomes))
+    Some((render(&hay, content, &splices), outcomes))
 }
 
 /// The block without blank lines at its edges, and the replacement without

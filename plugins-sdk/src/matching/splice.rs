@@ -120,9 +120,10 @@ pub(super) fn make_splice(
     Splice { start, end, keep_prefix, keep_suffix, middle }
 }
 
-/// Apply non-overlapping `splices` (in order) to the file.
-pub(super) fn render(content: &str, splices: &[Splice]) -> String {
+/// Apply non-overlapping `splices` (in order) to the file, whose haystack
+/// `hay` is (it knows where the file's lines start).
+pub(super) fn render(hay: &Haystack<'_>, content: &str, splices: &[Splice]) -> String {
     let style = TextStyle::detect(content);
     let replaced = splices.iter().map(|s| (s.start + s.keep_prefix..s.end - s.keep_suffix, s.middle.as_slice()));
-    crate::text::splice_lines(content, replaced, style.eol.as_str(), style.final_newline)
+    hay.splice_lines(content, replaced, style.eol.as_str(), style.final_newline)
 }
