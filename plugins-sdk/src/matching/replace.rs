@@ -286,8 +286,9 @@ pub type Placement = (Level, LineRange, MatchInfo);
 /// block matches exactly one place of the original file at a line level
 /// (not elision, not fuzzy), the places are apart (no block's
 /// already-applied check can see an earlier block's change), and no block's
-/// text contains a line that an earlier block writes (so no earlier block
-/// can have made a new match). Anything else, including every failure, is
+/// text contains a line that an earlier block writes or joins to another
+/// by deleting the lines between (so no earlier block can have made a new
+/// match). Anything else, including every failure, is
 /// left to the one-by-one path and its messages.
 pub fn replace_blocks_at_once(
     content: &str,
@@ -325,6 +326,10 @@ pub fn replace_blocks_at_once(
             return None;
         }
         written.extend(plan.splices.iter().flat_map(|sp| &sp.middle).map(|l| line_key(l, Level::Unicode)));
+        // A deletion writes no line, but joins the lines around it into
+        // text a later block may match: those count as written too.
+        let seams = plan.splices.iter().filter_map(|sp| sp.seam(hay.len()));
+        written.extend(seams.flat_map(|range| &hay.lines()[range]).map(|l| line_key(l, Level::Unicode)));
         ranges.insert(start, end);
         placed.push((plan, start, end));
     }

@@ -81,6 +81,13 @@ impl Splice {
     pub(super) fn new_len(&self) -> usize {
         self.keep_prefix + self.middle.len() + self.keep_suffix
     }
+
+    /// The lines (of a file of `len` lines) that meet once this splice
+    /// deletes lines and writes none: the range and a line either side.
+    /// A block that matches across the seam holds two of them.
+    pub(super) fn seam(&self, len: usize) -> Option<std::ops::Range<usize>> {
+        self.middle.is_empty().then(|| self.start.saturating_sub(1)..(self.end + 1).min(len))
+    }
 }
 
 /// A new line as written into a file where its block matched at `level`.

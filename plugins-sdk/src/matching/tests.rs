@@ -168,6 +168,12 @@ fn blocks_at_once_report_lines_as_each_block_saw_the_file() {
     // A block whose text an earlier block writes is left to the one-by-one path.
     let chained = [("b\n", "x\n"), ("x\n", "y\n")];
     assert_eq!(replace_blocks_at_once(content, &chained, &LadderOptions::default()), None);
+    // A deletion joins the lines around it: without `  fd`, lines 4-5 are a
+    // second `eb`/`c`, and the second block is ambiguous one by one.
+    let joined = "eb\nc\nx\neb\n  fd\nc\n";
+    let deleting = [("  fd\n", ""), ("eb\nc\n", "z\n")];
+    assert_eq!(replace_blocks_at_once(joined, &deleting, &LadderOptions::default()), None);
+    assert_eq!(replace_block(joined, "  fd\n", "", &LadderOptions::default()).unwrap().content, "eb\nc\nx\neb\nc\n");
 }
 
 proptest! {
