@@ -7,7 +7,7 @@
 //! file's own content, never an elision: use [`elisions_not_in`] whenever the
 //! original is known.
 
-use crate::text::{lines_with_endings, strip_ending};
+use crate::text::{lines_with_endings, strip_ending, trim};
 
 /// A placeholder found in some text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +84,19 @@ fn is_dots(text: &str) -> bool {
 /// says the previous code line ended with `:`, where a bare `...` is a real
 /// Python statement (a stub body), not a placeholder.
 pub fn is_placeholder(trimmed: &str, after_block_opener: bool) -> bool {
+    may_be_placeholder(trimmed) && placeholder(trimmed, after_block_opener)
+}
+
+/// Whether a trimmed line may be a placeholder: dots, `…` or a comment
+/// opener come first. Most lines are code, told apart here by one byte.
+fn may_be_placeholder(trimmed: &str) -> bool {
+    matches!(
+        trimmed.as_bytes().first(),
+        Some(b'.' | 0xE2 | b'/' | b'#' | b'-' | b';' | b'%' | b'*' | b'{' | b'\'' | b'<')
+    )
+}
+
+fn placeholder(trimmed: &str, after_block_opener: bool) -> bool {
     if trimmed == "..." || trimmed == "…" {
         return !after_block_opener;
     }
@@ -121,7 +134,7 @@ pub fn find_elisions(text: &str) -> Vec<Elision> {
     let mut after_block_opener = false;
     for (index, line) in lines_with_endings(text).enumerate() {
         let line = strip_ending(line);
-        let trimmed = line.trim();
+        let trimmed = trim(line);
         if trimmed.is_empty() {
             continue;
         }
@@ -216,5 +229,17 @@ mod tests {
     fn python_stub_body_is_code() {
         assert!(find_elisions("class P(Protocol):\n    def f(self) -> int:\n        ...\n").is_empty());
         assert_eq!(find_elisions("import os\n...\n")[0].line, 2);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_quick_look_passes_every_placeholder(
+            line in "(\\.\\.\\.|…|//|#|--|/\\*|<!--|;|%|\\*|\\{/\\*|'|[a-z(]{1,3})?[ .…]{0,2}(rest of|existing code|same as above|snip|unchanged|omitted for brevity|x)?[ .…)\\]>*/-]{0,3}",
+            after: bool,
+        ) {
+            if placeholder(&line, after) {
+                proptest::prop_assert!(may_be_placeholder(&line), "{:?}", line);
+            }
+        }
     }
 }

@@ -191,14 +191,21 @@ pub fn apply_each<F: Format + ?Sized>(
     edits: &[ParsedEdit<F::Op>],
     options: Options<'_>,
 ) -> Vec<Result<Applied, EditFailure>> {
-    edits
-        .iter()
-        .enumerate()
-        .map(|(index, edit)| {
-            workspace.set_current(index);
-            format.apply_edit(workspace, edit, options)
-        })
-        .collect()
+    (0..edits.len()).map(|index| apply_one(format, workspace, edits, index, options)).collect()
+}
+
+/// Apply `edits[index]` with [`Format::apply_edit`], telling the workspace
+/// which edit it is: for overrides of [`Format::apply`] that apply some
+/// edits their own way and the rest one by one.
+pub fn apply_one<F: Format + ?Sized>(
+    format: &F,
+    workspace: &mut Workspace,
+    edits: &[ParsedEdit<F::Op>],
+    index: usize,
+    options: Options<'_>,
+) -> Result<Applied, EditFailure> {
+    workspace.set_current(index);
+    format.apply_edit(workspace, &edits[index], options)
 }
 
 /// Apply `edits` a file at a time, for formats whose edits of one file are

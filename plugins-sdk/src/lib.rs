@@ -64,6 +64,7 @@ pub mod matching;
 pub mod native;
 pub mod paths;
 pub mod repo_path;
+pub mod shifts;
 pub mod source;
 /// Run a format's conformance corpus natively through [`Plugin`].
 pub mod testing;
@@ -72,7 +73,9 @@ pub mod types;
 pub mod view;
 mod workspace;
 
-pub use format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each};
+pub use format::{
+    Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each, apply_one,
+};
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.

@@ -4,11 +4,27 @@
 //! leftover of another format (`whole` refuses to write them, the host
 //! reports reply lines holding one that no format read).
 
-use crate::text::strip_ending;
+use crate::text::{lines_with_endings, strip_ending};
 
 /// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
 /// if it is one.
 pub fn edit_marker(line: &str) -> Option<&'static str> {
+    if may_be_marker(line) { marker_of(line) } else { None }
+}
+
+/// Whether `line` may be a marker: every marker starts with one of these
+/// bytes. Most lines are code, told apart here by their first byte past
+/// the blanks, with no trimming.
+fn may_be_marker(line: &str) -> bool {
+    match line.bytes().find(|b| !matches!(b, b'\t'..=b'\r' | b' ')) {
+        Some(b'<' | b'-' | b'>' | b'+' | b'@' | b'd' | b'*') => true,
+        // Unicode white space may come first: the careful way.
+        Some(b) => b >= 0x80,
+        None => false,
+    }
+}
+
+fn marker_of(line: &str) -> Option<&'static str> {
     let line = strip_ending(line).trim();
     let run = |ch: char| {
         let count = line.chars().take_while(|&c| c == ch).count();
@@ -33,7 +49,9 @@ pub fn edit_marker(line: &str) -> Option<&'static str> {
 /// The first line of `text` (1-based) holding an edit marker, with the
 /// format that writes it.
 pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
-    text.lines().enumerate().find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)))
+    lines_with_endings(text)
+        .enumerate()
+        .find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)))
 }
 
 #[cfg(test)]
@@ -62,5 +80,15 @@ mod tests {
             assert_eq!(edit_marker(line), None, "{line:?}");
         }
         assert_eq!(first_marker("a\n<<<<<<< SEARCH\n"), Some((2, "editblock")));
+        assert_eq!(edit_marker("\u{a0}\u{2003}<<<<<<< SEARCH"), Some("editblock"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_quick_look_passes_every_marker(line in "[ \t\u{a0}]{0,2}[<>+@d*=a -]{0,9}(SEARCH|REPLACE|iff --git a/x| @@|a/x|b/x| Begin Patch)?[ >\r\n]{0,2}") {
+            if marker_of(&line).is_some() {
+                proptest::prop_assert!(may_be_marker(&line));
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ impl SourceMap {
     /// Index the line starts of `text`.
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         SourceMap { line_starts, len: text.len() }
     }
 

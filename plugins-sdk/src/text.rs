@@ -58,6 +58,22 @@ impl<'a> Iterator for LinesWithEndings<'a> {
     }
 }
 
+/// `text.trim()`, without decoding characters when the text starts and ends
+/// in ASCII, as code mostly does: the formats trim every line of megabyte
+/// replies and files.
+pub fn trim(text: &str) -> &str {
+    // The ASCII characters `char::is_whitespace` takes: tab to carriage return, space.
+    let blank = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |i| i + 1);
+    if start < end && (bytes[start] >= 0x80 || bytes[end - 1] >= 0x80) {
+        // Unicode white space may stand past the ASCII blanks.
+        return text.trim();
+    }
+    &text[start..end]
+}
+
 /// A line without its `\n` or `\r\n`.
 pub fn strip_ending(line: &str) -> &str {
     let line = line.strip_suffix('\n').unwrap_or(line);
@@ -209,6 +225,27 @@ impl TextStyle {
     /// or removed. Empty text stays empty (but for the BOM).
     pub fn restyle(&self, text: &str) -> String {
         let (_, body) = split_bom(text);
+        if self.eol != Eol::Lf || memchr::memchr(b'\r', body.as_bytes()).is_some() {
+            return self.restyle_lines(body);
+        }
+        // Every line ends in `\n` already: only the BOM and the final newline change.
+        let mut out = String::with_capacity(body.len() + 4);
+        if self.bom {
+            out.push(BOM);
+        }
+        out.push_str(body);
+        if !self.final_newline {
+            if out.ends_with('\n') {
+                out.pop();
+            }
+        } else if !body.is_empty() && !body.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+
+    /// [`TextStyle::restyle`] of text without a BOM, line by line.
+    fn restyle_lines(&self, body: &str) -> String {
         let mut out = String::with_capacity(body.len() + body.len() / 32 + 4);
         if self.bom {
             out.push(BOM);
@@ -368,6 +405,19 @@ mod tests {
                 let text = format!("{}{}", if bom { "\u{feff}" } else { "" }, uniform.replace('\n', eol));
                 prop_assert_eq!(TextStyle::detect(&text).restyle(&text), text.clone());
             }
+        }
+
+        #[test]
+        fn restyling_needs_the_line_walk_only_for_carriage_returns(
+            text in "\u{feff}?[a\r\n]{0,12}", bom: bool, crlf: bool, final_newline: bool,
+        ) {
+            let style = TextStyle { bom, eol: if crlf { Eol::CrLf } else { Eol::Lf }, final_newline };
+            prop_assert_eq!(style.restyle(&text), style.restyle_lines(split_bom(&text).1));
+        }
+
+        #[test]
+        fn trim_is_str_trim(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}é]{0,8}") {
+            prop_assert_eq!(trim(&text), text.trim());
         }
 
         #[test]

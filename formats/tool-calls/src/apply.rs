@@ -80,7 +80,7 @@ fn in_style<'t>(text: &'t str, eol: Eol) -> Cow<'t, str> {
     }
 }
 
-fn lines_of(text: &str) -> Vec<&str> {
+pub(crate) fn lines_of(text: &str) -> Vec<&str> {
     lines_with_endings(text).map(strip_ending).collect()
 }
 
@@ -127,13 +127,23 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     out.push_str(&content[copied..]);
     let first = starts[0] as u32 + 1;
     let last = (starts[starts.len() - 1] + span.max(1)) as u32;
-    let how = match places.len() {
+    let lines = LineRange::new(first, last);
+    let how = replaced_exactly(lines, places.len());
+    Ok(Some(Done { content: out, lines: Some(lines), how, matched: exact_match(places.len()) }))
+}
+
+/// What an exact replacement of `places` places, spanning `lines`, did.
+pub(crate) fn replaced_exactly(lines: LineRange, places: usize) -> String {
+    let (first, last) = (lines.start, lines.end);
+    match places {
         1 => format!("replaced lines {first}-{last} (exact match)"),
         n => format!("replaced all {n} occurrences, lines {first}-{last} (exact matches, replace_all)"),
-    };
-    // The tools' own exact level: every place it found (several only under replace_all).
-    let matched = ladder_match(Level::Exact, &[(Level::Exact, places.len())]);
-    Ok(Some(Done { content: out, lines: Some(LineRange::new(first, last)), how, matched }))
+    }
+}
+
+/// The tools' own exact level: every place it found (several only under replace_all).
+pub(crate) fn exact_match(places: usize) -> MatchInfo {
+    ladder_match(Level::Exact, &[(Level::Exact, places)])
 }
 
 /// The 0-based line of each byte offset (ascending), counted in one pass.

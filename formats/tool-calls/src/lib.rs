@@ -20,6 +20,7 @@ use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
 mod apply;
+mod batch;
 mod parse;
 mod tools;
 
@@ -166,6 +167,44 @@ impl Format for ToolCalls {
         parse::parse(reply, options.get(REPO_ROOT))
     }
 
+    /// Calls apply one by one, but a run of plain replacements of one file
+    /// is placed in one pass when that provably gives the same result.
+    fn apply(
+        &self,
+        workspace: &mut Workspace,
+        edits: &[ParsedEdit<Call>],
+        options: Options<'_>,
+    ) -> Vec<Result<Applied, EditFailure>> {
+        let mut results = Vec::with_capacity(edits.len());
+        while results.len() < edits.len() {
+            let first = results.len();
+            let path = &edits[first].path;
+            let run: Vec<&Replacement> = edits[first..]
+                .iter()
+                .take_while(|e| &e.path == path)
+                .map_while(|e| match &e.op.action {
+                    Action::Replace(r) => Some(r),
+                    _ => None,
+                })
+                .collect();
+            let end = first + run.len().max(1);
+            match replace_run(workspace, &edits[first..end], &run) {
+                Some(done) => {
+                    for (index, (applied, matched)) in (first..).zip(done) {
+                        workspace.note_match_of(index, matched);
+                        results.push(Ok(applied));
+                    }
+                }
+                None => {
+                    for index in first..end {
+                        results.push(agent_apply_sdk::apply_one(self, workspace, edits, index, options));
+                    }
+                }
+            }
+        }
+        results
+    }
+
     fn apply_edit(
         &self,
         workspace: &mut Workspace,
@@ -214,6 +253,24 @@ const ARGUMENT_KEYS: &[&str] =
 /// Other words a reply of tool calls holds: the text editor's `command`
 /// (a `view`-only reply), the envelopes' types and lists.
 const ENVELOPE_WORDS: &[&str] = &["command", "tool_use", "function_call", "tool_calls"];
+
+/// A run of replacements of one file in one pass ([`batch::replace_at_once`]),
+/// with what each call's outcome says; `None` leaves them to `apply_edit`.
+fn replace_run(
+    workspace: &mut Workspace,
+    edits: &[ParsedEdit<Call>],
+    calls: &[&Replacement],
+) -> Option<Vec<(Applied, MatchInfo)>> {
+    let path = edits.first()?.path.as_str();
+    agent_apply_sdk::repo_path::validate(path).ok()?;
+    let (content, lines) = batch::replace_at_once(workspace.read(path)?, calls)?;
+    workspace.write(path, content);
+    let done = edits.iter().zip(lines).map(|(edit, lines)| {
+        let message = format!("{} on {path}: {}", edit.op.label, apply::replaced_exactly(lines, 1));
+        (Applied { message, lines: Some(lines), applied_path: None }, apply::exact_match(1))
+    });
+    Some(done.collect())
+}
 
 agent_apply_sdk::export_format!(ToolCalls);
 

@@ -257,3 +257,88 @@ fn outcomes_say_which_level_placed_the_call_and_what_each_level_found() {
     let write = r#"{"file_path": "a.py", "content": "z = 1\n"}"#;
     assert_eq!(placed(&file, write).0, "whole-file");
 }
+
+/// The same format applying every call one by one (the default `apply`):
+/// what a run placed in one pass must equal.
+struct OneByOne;
+
+impl Format for OneByOne {
+    type Op = Call;
+    fn info(&self) -> FormatInfo {
+        Format::info(&ToolCalls)
+    }
+    fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Call> {
+        Format::parse(&ToolCalls, reply, options)
+    }
+    fn apply_edit(
+        &self,
+        workspace: &mut Workspace,
+        edit: &ParsedEdit<Call>,
+        options: Options<'_>,
+    ) -> Result<Applied, EditFailure> {
+        ToolCalls.apply_edit(workspace, edit, options)
+    }
+}
+
+/// `Edit` calls on `a.py`, one JSON object per line.
+fn edit_calls(calls: &[(String, String)]) -> String {
+    let call = |(old, new): &(String, String)| serde_json::json!({"name": "Edit", "input": {"file_path": "a.py", "old_string": old, "new_string": new}});
+    calls.iter().map(|c| call(c).to_string() + "\n").collect()
+}
+
+fn both_ways(content: &str, reply: &str) -> (ApplyOutput, ApplyOutput) {
+    let edits = parsed(reply).edits;
+    let files = || vec![File::new("a.py", content)];
+    let batched = Plugin::apply(&ToolCalls, files(), edits.clone(), &[]).unwrap();
+    (batched, Plugin::apply(&OneByOne, files(), edits, &[]).unwrap())
+}
+
+#[test]
+fn a_run_of_edits_is_placed_in_one_pass_only_when_that_is_the_one_by_one_result() {
+    let content: String = (0..40).map(|k| format!("def f{k}(x):\n    return x + {k}\n\n")).collect();
+    let calls = |pairs: &[(&str, &str)]| pairs.iter().map(|(o, n)| (o.to_string(), n.to_string())).collect::<Vec<_>>();
+    let replacements = |pairs: &[(String, String)]| -> Vec<Replacement> {
+        pairs.iter().map(|(old, new)| Replacement { old: old.clone(), new: new.clone(), all: false }).collect()
+    };
+    let placed = |pairs: &[(String, String)]| {
+        let owned = replacements(pairs);
+        batch::replace_at_once(&content, &owned.iter().collect::<Vec<_>>()).map(|(_, lines)| lines)
+    };
+    // Apart and unique: one pass, lines as each call saw the file (the
+    // first call grew the file by a line above the second).
+    let apart = calls(&[("return x + 3\n", "y = x\n    return y + 3\n"), ("return x + 30\n", "return 0\n")]);
+    assert_eq!(placed(&apart), Some(vec![LineRange::new(11, 11), LineRange::new(93, 93)]));
+    let (batched, one_by_one) = both_ways(&content, &edit_calls(&apart));
+    assert_eq!(batched, one_by_one);
+    // The first call writes text the second then finds twice: one by one
+    // it is ambiguous, so the run is not taken in one pass.
+    let crossing = calls(&[("return x + 3\n", "return x + 39\n"), ("return x + 39\n", "return 1\n")]);
+    assert_eq!(placed(&crossing), None);
+    // A deletion joins text into a second occurrence.
+    let joined = calls(&[("    return x + 4\n", ""), ("x):\n\ndef f5", "x):\ndef f5")]);
+    assert_eq!(placed(&joined), None);
+    // Too close to tell apart by windows; occurring twice; a short text.
+    assert_eq!(placed(&calls(&[("return x + 3\n", "a\n"), ("\n\ndef f4(x)", "\ndef f4(y)")])), None);
+    assert_eq!(placed(&calls(&[("return x + 3\n", "a\n"), ("    return", "return")])), None);
+    assert_eq!(placed(&calls(&[("return x + 3\n", "a\n"), ("+ 9", "- 9")])), None);
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_run_placed_in_one_pass_equals_the_calls_one_by_one(
+        lines in proptest::collection::vec("[ab]{0,3}[ (:]?[a-c]{0,2}", 8..60),
+        picks in proptest::collection::vec((0usize..400, 4usize..14, "[abc\n]{0,6}"), 2..8),
+    ) {
+        let content: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let calls: Vec<(String, String)> = picks
+            .iter()
+            .map(|(at, len, new)| {
+                let at = at % content.len();
+                let end = (at + len).min(content.len());
+                (content[at..end].to_string(), new.clone())
+            })
+            .collect();
+        let (batched, one_by_one) = both_ways(&content, &edit_calls(&calls));
+        proptest::prop_assert_eq!(batched, one_by_one);
+    }
+}

@@ -334,27 +334,17 @@ pub fn replace_blocks_at_once(
         placed.push((plan, start, end));
     }
     // Line numbers as each block saw the file: shifted by the earlier blocks
-    // above it. Summed in a Fenwick tree over the blocks' order in the file,
-    // filled in reply order, so a reply of thousands of blocks stays n log n.
+    // above it, filled in reply order.
     let rank: std::collections::HashMap<usize, usize> = ranges.keys().enumerate().map(|(i, &a)| (a, i)).collect();
-    let mut grown = vec![0isize; ranges.len() + 1];
+    let mut shifts = crate::shifts::Shifts::new(ranges.len());
     let mut outcomes = Vec::with_capacity(placed.len());
     for (plan, start, end) in &placed {
-        let mut shift = 0;
-        let mut i = rank[start];
-        while i > 0 {
-            shift += grown[i];
-            i &= i - 1;
-        }
+        let shift = shifts.before(rank[start]);
         let at = |line: u32| (line as isize + shift) as u32;
         let matched = ladder_match(plan.level, &plan.candidates);
         outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end)), matched));
         let delta = plan.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (end - start) as isize;
-        let mut i = rank[start] + 1;
-        while i < grown.len() {
-            grown[i] += delta;
-            i += i & i.wrapping_neg();
-        }
+        shifts.grow(rank[start], delta);
     }
     let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
     splices.sort_by_key(|sp| sp.start);
