@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use agent_apply_sdk::KEEP_PAYLOADS;
 use agent_apply_sdk::markers::edit_marker;
 use agent_apply_sdk::source::SourceMap;
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Severity, Span};
@@ -116,8 +117,17 @@ pub fn read(
 /// user named the format (a format may then trust the reply more: `whole`
 /// writes a file that shrinks to a fragment).
 fn options_for(config: &Config, file: Option<&str>, chosen: &Chosen) -> Vec<OptionValue> {
-    let mut options = config.plugin_options(&chosen.entry.name, file);
+    let mut options = reading_options(config, &chosen.entry.name, file);
     options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
+    options
+}
+
+/// The config's options for format `name`, and the word that every edit
+/// the instance reads comes back to its own `apply`: a plugin may then keep
+/// the payloads instead of passing them through the host.
+fn reading_options(config: &Config, name: &str, file: Option<&str>) -> Vec<OptionValue> {
+    let mut options = config.plugin_options(name, file);
+    options.push(OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() });
     options
 }
 
@@ -175,7 +185,7 @@ fn best_reader(
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
-            let options = config.plugin_options(&entry.name, file);
+            let options = reading_options(config, &entry.name, file);
             best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0 }));
         }
     }

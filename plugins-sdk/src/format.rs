@@ -3,6 +3,7 @@
 
 use serde::{Serialize, de::DeserializeOwned};
 
+use crate::kept::{self, KEEP_PAYLOADS};
 use crate::types::*;
 use crate::view;
 use crate::workspace::Workspace;
@@ -135,7 +136,7 @@ impl EditFailure {
 pub trait Format: Send + Sync {
     /// The format's private edit payload: what `parse` produces and
     /// `apply_edit` consumes. It crosses the host as JSON.
-    type Op: Serialize + DeserializeOwned;
+    type Op: Serialize + DeserializeOwned + 'static;
 
     /// Name, aliases, version, prompt text and example.
     fn info(&self) -> FormatInfo;
@@ -268,72 +269,64 @@ impl<F: Format> Plugin for F {
         let parsed = Format::parse(self, reply, Options(options));
         let mut diagnostics = parsed.diagnostics;
         let mut edits = Vec::with_capacity(parsed.edits.len());
-        for edit in parsed.edits {
-            match serde_json::to_string(&edit.op) {
-                Ok(payload) => edits.push(Edit {
-                    path: edit.path,
-                    related_paths: edit.related_paths,
-                    span: edit.span,
-                    summary: edit.summary,
-                    payload,
-                }),
-                Err(error) => diagnostics.push(Diagnostic::error(
-                    format!("internal error: could not encode an edit of {}: {error}", edit.path),
-                    Some(edit.span),
-                )),
-            }
+        let mut ops = Vec::new();
+        let keep = keeps_payloads(options);
+        for ParsedEdit { path, related_paths, span, summary, op } in parsed.edits {
+            let payload = if keep {
+                ops.push(op);
+                String::new()
+            } else {
+                match serde_json::to_string(&op) {
+                    Ok(payload) => payload,
+                    Err(error) => {
+                        let message = format!("internal error: could not encode an edit of {path}: {error}");
+                        diagnostics.push(Diagnostic::error(message, Some(span)));
+                        continue;
+                    }
+                }
+            };
+            edits.push(Edit { path, related_paths, span, summary, payload });
+        }
+        if keep {
+            let references = kept::with(|kept| kept.keep(ops));
+            edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
         }
         ParseOutput { edits, diagnostics, commands: parsed.commands }
     }
 
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
         let mut typed = Vec::with_capacity(edits.len());
+        // Where each kept payload was taken from, to keep it again after.
+        let mut taken_from = Vec::with_capacity(edits.len());
+        let mut unreadable = None;
         for (index, edit) in edits.into_iter().enumerate() {
-            let op = serde_json::from_str(&edit.payload).map_err(|error| {
-                format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path)
-            })?;
-            typed.push(ParsedEdit {
-                path: edit.path,
-                related_paths: edit.related_paths,
-                span: edit.span,
-                summary: edit.summary,
-                op,
-            });
+            let decoded = match kept::with(|kept| kept.take::<F::Op>(&edit.payload)) {
+                Some(taken) => taken.map(|(at, op)| (Some(at), op)),
+                None => serde_json::from_str(&edit.payload).map(|op| (None, op)).map_err(|e| e.to_string()),
+            };
+            let Ok((at, op)) = decoded.map_err(|error| {
+                unreadable =
+                    Some(format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path));
+            }) else {
+                break;
+            };
+            taken_from.push(at);
+            let Edit { path, related_paths, span, summary, .. } = edit;
+            typed.push(ParsedEdit { path, related_paths, span, summary, op });
         }
-        let mut workspace = Workspace::new(files);
-        let results = Format::apply(self, &mut workspace, &typed, Options(options));
-        if results.len() != typed.len() {
-            return Err(format!("the format returned {} outcomes for {} edits", results.len(), typed.len()));
-        }
-        let outcomes = results
-            .into_iter()
-            .enumerate()
-            .map(|(index, result)| match result {
-                Ok(applied) => Outcome {
-                    edit: index as u32,
-                    status: EditStatus::Applied,
-                    kind: None,
-                    message: applied.message,
-                    hint: None,
-                    matched: workspace
-                        .take_match(index)
-                        .map(|m| MatchInfo { retried: applied.applied_path.is_some(), ..m }),
-                    applied_path: applied.applied_path,
-                    lines: applied.lines,
-                },
-                Err(failure) => Outcome {
-                    edit: index as u32,
-                    status: EditStatus::Failed,
-                    kind: Some(failure.kind),
-                    message: failure.message,
-                    hint: failure.hint,
-                    applied_path: None,
-                    lines: failure.lines,
-                    matched: None,
-                },
-            })
-            .collect();
-        Ok(ApplyOutput { changes: workspace.into_changes(), outcomes })
+        let output = match unreadable {
+            Some(message) => Err(message),
+            None => apply_typed(self, files, &typed, options),
+        };
+        // The host may apply the same edits again (on other files, rebased).
+        kept::with(|kept| {
+            for (at, edit) in taken_from.into_iter().zip(typed) {
+                if let Some(at) = at {
+                    kept.put_back(at, edit.op);
+                }
+            }
+        });
+        output
     }
 
     fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String> {
@@ -343,6 +336,57 @@ impl<F: Format> Plugin for F {
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
         Format::lint(self, file)
     }
+}
+
+/// Whether `parse` keeps the typed payloads in the instance (the host's
+/// [`KEEP_PAYLOADS`] option). Only a wasm instance does: its memory is its
+/// own, while a native library's statics are shared by every instance.
+fn keeps_payloads(options: &[OptionValue]) -> bool {
+    cfg!(target_arch = "wasm32") && Options(options).flag(KEEP_PAYLOADS, false).unwrap_or(false)
+}
+
+/// The contract's `apply` once the payloads are typed: run the format on a
+/// workspace of `files` and tell each edit's outcome.
+fn apply_typed<F: Format>(
+    format: &F,
+    files: Vec<File>,
+    typed: &[ParsedEdit<F::Op>],
+    options: &[OptionValue],
+) -> Result<ApplyOutput, String> {
+    let mut workspace = Workspace::new(files);
+    let results = Format::apply(format, &mut workspace, typed, Options(options));
+    if results.len() != typed.len() {
+        return Err(format!("the format returned {} outcomes for {} edits", results.len(), typed.len()));
+    }
+    let outcomes = results
+        .into_iter()
+        .enumerate()
+        .map(|(index, result)| match result {
+            Ok(applied) => Outcome {
+                edit: index as u32,
+                status: EditStatus::Applied,
+                kind: None,
+                message: applied.message,
+                hint: None,
+                matched: workspace
+                    .take_match(index)
+                    .map(|m| MatchInfo { retried: applied.applied_path.is_some(), ..m }),
+                applied_path: applied.applied_path,
+                lines: applied.lines,
+            },
+            Err(failure) => Outcome {
+                edit: index as u32,
+                status: EditStatus::Failed,
+                kind: Some(failure.kind),
+                message: failure.message,
+                hint: failure.hint,
+                applied_path: None,
+                lines: failure.lines,
+                matched: None,
+            },
+        })
+        .collect();
+    Ok(ApplyOutput { changes: workspace.into_changes(), outcomes })
 }
 
 #[cfg(test)]

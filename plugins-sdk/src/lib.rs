@@ -58,6 +58,7 @@ pub mod fragment;
 pub mod fuzzing;
 pub mod hunk;
 pub mod json;
+mod kept;
 pub mod markers;
 pub mod matching;
 #[cfg(not(target_family = "wasm"))]
@@ -76,6 +77,7 @@ mod workspace;
 pub use format::{
     Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each, apply_one,
 };
+pub use kept::KEEP_PAYLOADS;
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.

@@ -40,3 +40,35 @@ fn listing_the_built_in_formats_runs_none_and_says_what_each_says_of_itself() {
     let written: Vec<_> = std::fs::read_dir(cache.path()).map(|d| d.collect()).unwrap_or_default();
     assert!(written.is_empty(), "nothing is cached for built-in formats: {written:?}");
 }
+
+/// With the host's `keep-payloads` option a built-in format keeps its typed
+/// payloads in the instance, and each edit's payload is a short reference:
+/// the same edits apply again (the host retries them on other files, or
+/// rebased), another instance cannot use them, and without the option the
+/// payload is the JSON any instance reads.
+#[test]
+fn a_built_in_format_keeps_its_payloads_in_the_instance_that_parsed_them() {
+    use agent_apply_sdk::KEEP_PAYLOADS;
+    use agent_apply_sdk::types::{File, OptionValue};
+
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(cache.path());
+    let entry = registry.entries().iter().find(|e| e.name == "editblock").unwrap();
+    let keep = [OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() }];
+    let reply = "a.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n";
+    let files = [File::new("a.py", "x = 1\n")];
+    let applied = |output: agent_apply_sdk::types::ApplyOutput| output.outcomes[0].message.clone();
+
+    let mut instance = registry.instantiate(entry).unwrap();
+    let kept = instance.parse(reply, &keep).unwrap().edits;
+    assert!(kept[0].payload.starts_with("kept:") && kept[0].payload.len() < 20, "{}", kept[0].payload);
+    let first = applied(instance.apply(&files, &kept, &keep).unwrap().unwrap());
+    assert_eq!(applied(instance.apply(&files, &kept, &keep).unwrap().unwrap()), first);
+
+    let refused = registry.instantiate(entry).unwrap().apply(&files, &kept, &keep).unwrap().unwrap_err();
+    assert!(refused.contains("payload reference"), "{refused}");
+
+    let json = registry.instantiate(entry).unwrap().parse(reply, &[]).unwrap().edits;
+    assert!(json[0].payload.starts_with('{'), "{}", json[0].payload);
+    assert_eq!(applied(registry.instantiate(entry).unwrap().apply(&files, &json, &[]).unwrap().unwrap()), first);
+}

@@ -1,0 +1,100 @@
+//! Payloads kept in the instance between `parse` and `apply`.
+//!
+//! A payload crosses the contract as text, JSON by default: encoded in
+//! `parse`, copied to the host, copied back and decoded in `apply`. On a
+//! large reply that is most of the plugin's time and three copies of the
+//! reply in memory. When the host says it will give the edits back to the
+//! same instance (the [`KEEP_PAYLOADS`] option), the typed payloads stay
+//! here and each edit's payload is a short reference to one of them.
+//! Only the latest `parse`'s are kept; a reference to an older one is an
+//! error naming the edit, never a wrong edit.
+
+use std::any::Any;
+use std::cell::RefCell;
+
+/// The option a host sets on `parse` when it will call `apply` of the same
+/// instance with the edits it returns.
+pub const KEEP_PAYLOADS: &str = "keep-payloads";
+
+/// How a kept payload's reference starts; JSON never starts so.
+const PREFIX: &str = "kept:";
+
+/// The typed payloads of the latest `parse`, by index.
+#[derive(Default)]
+pub(crate) struct Kept {
+    generation: u64,
+    ops: Vec<Option<Box<dyn Any>>>,
+}
+
+thread_local! {
+    static KEPT: RefCell<Kept> = RefCell::default();
+}
+
+/// Runs `f` with this instance's kept payloads.
+pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
+    KEPT.with(|kept| f(&mut kept.borrow_mut()))
+}
+
+impl Kept {
+    /// Keep `ops` in place of any kept before; returns their references.
+    pub(crate) fn keep<Op: 'static>(&mut self, ops: impl IntoIterator<Item = Op>) -> Vec<String> {
+        self.generation += 1;
+        self.ops = ops.into_iter().map(|op| Some(Box::new(op) as Box<dyn Any>)).collect();
+        (0..self.ops.len()).map(|index| format!("{PREFIX}{}:{index}", self.generation)).collect()
+    }
+
+    /// The payload `payload` refers to, taken out until [`Kept::put_back`];
+    /// `None` when `payload` is no reference (JSON, say).
+    pub(crate) fn take<Op: 'static>(&mut self, payload: &str) -> Option<Result<(usize, Op), String>> {
+        let reference = payload.strip_prefix(PREFIX)?;
+        let parsed = reference.split_once(':').and_then(|(g, i)| Some((g.parse::<u64>().ok()?, i.parse().ok()?)));
+        let Some((generation, index)) = parsed else {
+            return Some(Err(format!("the payload reference {payload:?} is malformed")));
+        };
+        if generation != self.generation {
+            return Some(Err(format!(
+                "the payload reference {payload:?} is of an earlier parse than this instance holds (parse {})",
+                self.generation
+            )));
+        }
+        let Some(op): Option<Box<dyn Any>> = self.ops.get_mut(index).and_then(Option::take) else {
+            return Some(Err(format!("the payload reference {payload:?} names no payload, or one given twice")));
+        };
+        Some(match op.downcast::<Op>() {
+            Ok(op) => Ok((index, *op)),
+            Err(op) => {
+                self.ops[index] = Some(op);
+                Err(format!("the payload reference {payload:?} is of another type"))
+            }
+        })
+    }
+
+    /// Keep `op` again at `index`, for the next `apply` of the same edits.
+    pub(crate) fn put_back<Op: 'static>(&mut self, index: usize, op: Op) {
+        if let Some(slot) = self.ops.get_mut(index) {
+            *slot = Some(Box::new(op));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_gives_its_payload_once_until_put_back_and_only_of_the_latest_parse() {
+        let mut kept = Kept::default();
+        let first = kept.keep(vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(first, ["kept:1:0", "kept:1:1"]);
+        assert_eq!(kept.take::<String>("{\"json\": 1}"), None);
+        assert_eq!(kept.take::<String>(&first[1]), Some(Ok((1, "b".to_string()))));
+        assert!(kept.take::<String>(&first[1]).unwrap().unwrap_err().contains("given twice"));
+        kept.put_back(1, "b".to_string());
+        assert_eq!(kept.take::<String>(&first[1]), Some(Ok((1, "b".to_string()))));
+        assert!(kept.take::<u32>(&first[0]).unwrap().unwrap_err().contains("another type"));
+        let second = kept.keep(vec!["c".to_string()]);
+        assert!(kept.take::<String>(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
+        assert!(kept.take::<String>("kept:x").unwrap().unwrap_err().contains("malformed"));
+        assert_eq!(kept.take::<String>(&second[0]), Some(Ok((0, "c".to_string()))));
+    }
+}
