@@ -21,6 +21,15 @@ pub struct Whole;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WholeFile {
     pub content: String,
+    /// `parse` found placeholder lines in `content` (and warned): only then
+    /// does `apply` look for them again, against the file. Absent in a
+    /// payload from elsewhere: look.
+    #[serde(default = "unknown")]
+    pub placeholders: bool,
+}
+
+fn unknown() -> bool {
+    true
 }
 
 const INSTRUCTIONS: &str = "\
@@ -119,7 +128,8 @@ impl Format for Whole {
                 parsed.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
                 continue;
             }
-            for elision in find_elisions(block.body) {
+            let elisions = find_elisions(block.body);
+            for elision in &elisions {
                 let reply_line = map.line_of(block.body_start) + elision.line - 1;
                 parsed.diagnostics.push(
                     Diagnostic::warning(
@@ -137,7 +147,7 @@ impl Format for Whole {
                 related_paths: Vec::new(),
                 span,
                 summary: format!("write the whole file ({})", lines_label(lines)),
-                op: WholeFile { content: block.body.to_string() },
+                op: WholeFile { content: block.body.to_string(), placeholders: !elisions.is_empty() },
             });
         }
         parsed
@@ -160,7 +170,11 @@ impl Format for Whole {
         }
         let original = workspace.read(path);
         // A placeholder-looking line the file already has is its content.
-        if let Some(elision) = elisions_not_in(&edit.op.content, original.unwrap_or("").lines()).first() {
+        let elisions = match edit.op.placeholders {
+            true => elisions_not_in(&edit.op.content, original.unwrap_or("").lines()),
+            false => Vec::new(),
+        };
+        if let Some(elision) = elisions.first() {
             return Err(EditFailure::new(
                 FailureKind::Forbidden,
                 format!(

@@ -172,3 +172,17 @@ fn another_formats_markers_are_refused_and_not_detected() {
     assert_eq!(Plugin::detect(&Whole, reply), 0.0);
     assert_eq!(Plugin::detect(&Whole, "src/app.py\n```python\n    return 2\n```\n"), 0.0);
 }
+
+#[test]
+fn a_payload_that_does_not_say_whether_it_has_placeholders_is_looked_at() {
+    let reply = "a.py\n```\ndef f():\n    # ... existing code ...\n    return 2\n```\n";
+    let mut edits = parse(reply).edits;
+    assert!(edits[0].payload.contains("\"placeholders\":true"), "{}", edits[0].payload);
+    let file = || vec![File::new("a.py", "def f():\n    x = 1\n    return 1\n")];
+    for payload in [edits[0].payload.clone(), r#"{"content": "def f():\n    # ... existing code ...\n"}"#.to_string()] {
+        edits[0].payload = payload;
+        let out = Plugin::apply(&Whole, file(), edits.clone(), &[]).unwrap();
+        assert_eq!(out.outcomes[0].status, EditStatus::Failed, "{:?}", out.outcomes[0]);
+        assert!(out.outcomes[0].message.contains("leave code out"), "{}", out.outcomes[0].message);
+    }
+}
