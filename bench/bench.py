@@ -493,7 +493,7 @@ def user_config(ctx, name, text):
 
 # Throughput replies are far over the default input limits (4 MiB, 1,000
 # edits, 64 KiB lines: a JSON reply's strings are one line, 5 s per plugin call:
-# tool-calls applies its 10 MB reply's calls one after another; see README).
+# tool-calls calls that cannot be placed in one pass apply one by one; see README).
 BIG_LIMITS = ("[limits]\nmax-reply-bytes = 268435456\nmax-edits = 10000000\nmax-line-bytes = 67108864\n"
               "plugin-timeout-ms = 120000\n")
 

@@ -6,5 +6,9 @@
 pub fn config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config.wasm_component_model(true).epoch_interruption(true);
+    // For profiling: `perf report` then names the components' functions.
+    if std::env::var_os("AGENT_APPLY_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
