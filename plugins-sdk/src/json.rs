@@ -142,11 +142,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
     } else {
         memchr::memchr_iter(b'\n', text.as_bytes()).nth(line - 2).map_or(text.len(), |i| i + 1)
     };
-    let mut at = (line_start + column.saturating_sub(1)).min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
+    text.floor_char_boundary(line_start + column.saturating_sub(1))
 }
 
 #[cfg(test)]

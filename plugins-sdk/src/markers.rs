@@ -4,7 +4,7 @@
 //! leftover of another format (`whole` refuses to write them, the host
 //! reports reply lines holding one that no format read).
 
-use crate::text::{lines_with_endings, strip_ending};
+use crate::text::{is_blank, lines_with_endings, strip_ending};
 
 /// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
 /// if it is one.
@@ -16,7 +16,7 @@ pub fn edit_marker(line: &str) -> Option<&'static str> {
 /// bytes. Most lines are code, told apart here by their first byte past
 /// the blanks, with no trimming.
 fn may_be_marker(line: &str) -> bool {
-    match line.bytes().find(|b| !matches!(b, b'\t'..=b'\r' | b' ')) {
+    match line.bytes().find(|&b| !is_blank(b)) {
         Some(b'<' | b'-' | b'>' | b'+' | b'@' | b'd' | b'*') => true,
         // Unicode white space may come first: the careful way.
         Some(b) => b >= 0x80,

@@ -62,16 +62,20 @@ impl<'a> Iterator for LinesWithEndings<'a> {
 /// in ASCII, as code mostly does: the formats trim every line of megabyte
 /// replies and files.
 pub fn trim(text: &str) -> &str {
-    // The ASCII characters `char::is_whitespace` takes: tab to carriage return, space.
-    let blank = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
     let bytes = text.as_bytes();
-    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |i| i + 1);
+    let start = bytes.iter().position(|&b| !is_blank(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|&b| !is_blank(b)).map_or(start, |i| i + 1);
     if start < end && (bytes[start] >= 0x80 || bytes[end - 1] >= 0x80) {
         // Unicode white space may stand past the ASCII blanks.
         return text.trim();
     }
     &text[start..end]
+}
+
+/// Whether `byte` is one of the ASCII characters `char::is_whitespace`
+/// takes: tab to carriage return, and space.
+pub(crate) fn is_blank(byte: u8) -> bool {
+    matches!(byte, b'\t'..=b'\r' | b' ')
 }
 
 /// A line without its `\n` or `\r\n`.

@@ -103,7 +103,7 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
         return Ok(None);
     }
     let starts = line_indexes(content, &places);
-    let span = old.matches('\n').count() + usize::from(!old.ends_with('\n'));
+    let span = line_count(&old);
     if places.len() > 1 && !r.all {
         let mut failure = ambiguous_failure(Level::Exact, &starts, span.max(1));
         failure.hint = Some(format!(

@@ -7,7 +7,7 @@
 use agent_apply_sdk::matching::elided_replacement;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::shifts::Shifts;
-use agent_apply_sdk::text::newline_count;
+use agent_apply_sdk::text::{line_count, newline_count};
 
 use crate::Replacement;
 use crate::apply::lines_of;
@@ -65,8 +65,8 @@ pub fn replace_at_once(content: &str, calls: &[&Replacement]) -> Option<(String,
     // `new_string`: look for one in each window around it.
     for (j, call) in calls.iter().enumerate() {
         let (start, end) = (places[j], places[j] + olds[j].len());
-        let before = &content[floor_char(content, start.saturating_sub(margin))..start];
-        let after = &content[end..ceil_char(content, (end + margin).min(content.len()))];
+        let before = &content[content.floor_char_boundary(start.saturating_sub(margin))..start];
+        let after = &content[end..content.ceil_char_boundary(end + margin)];
         let window = [before, &call.new, after].concat();
         let new_text = before.len()..before.len() + call.new.len();
         let mut crossed = false;
@@ -105,7 +105,7 @@ fn splice(content: &str, calls: &[&Replacement], places: &[usize], order: &[usiz
         .enumerate()
         .map(|(k, r)| {
             let start = (line_before[k] as isize + shifts.before(rank[k])) as u32;
-            let span = newline_count(&r.old) + usize::from(!r.old.ends_with('\n'));
+            let span = line_count(&r.old);
             shifts.grow(rank[k], newline_count(&r.new) as isize - newline_count(&r.old) as isize);
             LineRange::new(start + 1, start + span.max(1) as u32)
         })
@@ -180,20 +180,4 @@ impl<'p> Search<'p> {
 
 fn hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0u64, |h, &b| h.wrapping_mul(BASE).wrapping_add(b as u64))
-}
-
-/// The char boundary at or before `at`.
-fn floor_char(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The char boundary at or after `at`.
-fn ceil_char(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
