@@ -83,7 +83,7 @@ impl ComponentCache {
     /// cache that cannot be written only costs the next listing a call.
     pub fn store_info(&self, digest: &str, info: &InfoSummary) {
         if let Some(path) = self.info_path(digest) {
-            let _ = write_atomically(&path, &serde_json::to_vec(info).expect("info serializes"));
+            let _ = write_atomically(&path, &[&serde_json::to_vec(info).expect("info serializes")]);
         }
     }
 
@@ -102,17 +102,33 @@ impl ComponentCache {
         digest: &str,
         before_compile: impl FnOnce() -> T,
     ) -> Result<Component, String> {
-        let entry = self.entry_path(engine, digest);
-        if let Some(component) = entry.as_deref().and_then(|path| read_entry(engine, path)) {
+        if let Some(component) = self.cached(engine, digest) {
             return Ok(component);
         }
+        let entry = self.entry_path(engine, digest);
         let _during = before_compile();
         let component = Component::new(engine, wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
         if let Some(path) = entry {
             // A cache that cannot be written only costs the next run a compile.
-            let _ = write_entry(&component, &path);
+            if let Ok(artifact) = component.serialize() {
+                let _ = write_entry(&artifact, &path);
+            }
         }
         Ok(component)
+    }
+
+    /// The sound entry for the wasm with this digest, mapped from the file.
+    pub fn cached(&self, engine: &Engine, digest: &str) -> Option<Component> {
+        read_entry(engine, &self.entry_path(engine, digest)?)
+    }
+
+    /// Keep `artifact`, the compiled form of the wasm with this digest for
+    /// `engine` (what `Engine::precompile_component` made). Best effort, as
+    /// every cache write.
+    pub fn store(&self, engine: &Engine, digest: &str, artifact: &[u8]) {
+        if let Some(path) = self.entry_path(engine, digest) {
+            let _ = write_entry(artifact, &path);
+        }
     }
 }
 
@@ -135,17 +151,20 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     unsafe { Component::deserialize_file(engine, path) }.ok()
 }
 
-fn write_entry(component: &Component, path: &Path) -> std::io::Result<()> {
-    let mut bytes = component.serialize().map_err(std::io::Error::other)?;
-    bytes.extend_from_slice(&xxh3_64(&bytes).to_le_bytes());
-    write_atomically(path, &bytes)
+fn write_entry(artifact: &[u8], path: &Path) -> std::io::Result<()> {
+    let checksum = xxh3_64(artifact).to_le_bytes();
+    write_atomically(path, &[artifact, &checksum])
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Not synced to disk: every entry is checked when read (the checksum, or
+/// the JSON), so one torn by a crash is only written again. A sync would
+/// cost a first run tens of milliseconds.
+fn write_atomically(path: &Path, pieces: &[&[u8]]) -> std::io::Result<()> {
     let dir = path.parent().expect("cache entries live in a directory");
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut temp, bytes)?;
-    temp.as_file().sync_all()?;
+    for piece in pieces {
+        std::io::Write::write_all(&mut temp, piece)?;
+    }
     temp.persist(path).map(drop).map_err(|e| e.error)
 }

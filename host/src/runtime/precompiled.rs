@@ -1,8 +1,11 @@
 //! The built-in formats, compiled to machine code when the binary was built
 //! (host/build.rs) and embedded beside their wasm. A first run loads them
-//! as they are. Only when they do not fit this engine or CPU (a binary
-//! built elsewhere, or cross-compiled) is the wasm compiled, once, into the
-//! on-disk cache, with a notice, since that takes seconds.
+//! as they are and keeps a copy in the on-disk cache; later runs map that
+//! file instead, since loading from memory copies the whole code into
+//! fresh pages, the largest part of a small run (#27). Only when the code
+//! does not fit this engine or CPU (a binary built elsewhere, or
+//! cross-compiled) is the wasm compiled, once, into the cache, with a
+//! notice, since that takes seconds.
 
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -20,13 +23,19 @@ pub fn builtin_component(
     digest: &str,
     precompiled: Option<&[u8]>,
 ) -> Result<Component, String> {
+    if let Some(component) = cache.cached(engine, digest) {
+        return Ok(component);
+    }
     let why_not = match precompiled {
         // SAFETY: the bytes are what `Engine::precompile_component` produced
         // in this binary's build script, embedded unchanged; wasmtime checks
         // its version, configuration and the CPU features in their header
         // and refuses them, rather than running them, if any differs.
         Some(code) => match unsafe { Component::deserialize(engine, code) } {
-            Ok(component) => return Ok(component),
+            Ok(component) => {
+                cache.store(engine, digest, code);
+                return Ok(component);
+            }
             Err(e) => format!("{e:#}"),
         },
         None => "this binary was built without them (cross-compiled)".to_string(),
