@@ -10,6 +10,8 @@
 //! the report says which, so no stray file appears beside the real one
 //! unannounced and no file is overwritten by another's content.
 
+use std::borrow::Cow;
+
 use agent_apply_sdk::matching::line_similarity;
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome};
 
@@ -293,14 +295,18 @@ fn created_note(alias: &Alias) -> Diagnostic {
 
 /// The files a plugin is given: the snapshots, plus each alias's real file
 /// under the name the reply used, so every format applies to it unchanged.
-pub fn plugin_files(snapshots: &[File], aliases: &[Alias]) -> Vec<File> {
+pub fn plugin_files<'a>(snapshots: &'a [File], aliases: &[Alias]) -> Cow<'a, [File]> {
+    if aliases.is_empty() {
+        // No copy of files that may be megabytes when there is nothing to add.
+        return Cow::Borrowed(snapshots);
+    }
     let mut files = snapshots.to_vec();
     for alias in aliases {
         if let Some(real) = snapshots.iter().find(|f| f.path == alias.real) {
             files.push(File::new(alias.named.clone(), real.content.clone()));
         }
     }
-    files
+    Cow::Owned(files)
 }
 
 /// `changes` with each named path turned back into its real file.

@@ -92,9 +92,8 @@ pub fn apply(
         if !plain {
             continue;
         }
-        let direct = changes.iter().find(|c| c.path() == path).cloned();
         let mut file = FileEdits { parts: &mut *parts, files, edits, mine, current };
-        let Some(verdict) = file.decide(direct, &outcomes, bases)? else { continue };
+        let Some(verdict) = file.decide(&changes, &outcomes, bases)? else { continue };
         changes.retain(|c| c.path() != path);
         changes.extend(verdict.change);
         for outcome in verdict.outcomes {
@@ -130,7 +129,7 @@ impl FileEdits<'_> {
     /// HEAD's numbering would have meant the same lines.
     fn decide(
         &mut self,
-        direct: Option<Change>,
+        changes: &[Change],
         outcomes: &[Option<Outcome>],
         bases: &Bases<'_>,
     ) -> Result<Option<Verdict>, Error> {
@@ -163,7 +162,7 @@ impl FileEdits<'_> {
         let numbered = mine_outcomes()
             .any(|o| o.status == EditStatus::Applied && o.matched.as_ref().is_some_and(|m| m.level == "line-numbers"));
         if numbered && !bases.last_read_is(path, &current.content) {
-            return self.ambiguous(direct, bases);
+            return self.ambiguous(changes, bases);
         }
         Ok(None)
     }
@@ -291,13 +290,14 @@ impl FileEdits<'_> {
     /// Untagged line numbers on a file whose HEAD and working-tree versions
     /// differ: the model may have read either. Applied when both readings give
     /// the same file; otherwise every edit of the file is `stale`, naming both.
-    fn ambiguous(&mut self, direct: Option<Change>, bases: &Bases<'_>) -> Result<Option<Verdict>, Error> {
+    /// `changes` are what the edits did to the current files.
+    fn ambiguous(&mut self, changes: &[Change], bases: &Bases<'_>) -> Result<Option<Verdict>, Error> {
         let current = self.current;
         let path = current.path.as_str();
         let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
         // Numbers that do not fit HEAD's version were not written against it.
         let Some((edited, applied)) = self.on_base(&head)? else { return Ok(None) };
-        let now = match &direct {
+        let now = match changes.iter().find(|c| c.path() == path) {
             Some(Change::Write(file)) => file.content.as_str(),
             _ => current.content.as_str(),
         };
