@@ -85,4 +85,41 @@ mod tests {
         let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
     }
+
+    /// The cache's entries, as (path, bytes).
+    fn entries(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut found: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|path| {
+                let bytes = std::fs::read(&path).unwrap();
+                (path, bytes)
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn the_first_load_keeps_the_embedded_code_in_the_cache_and_later_loads_map_it() {
+        let engine = engine();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::at(dir.path());
+        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
+        let code = whole.precompiled.unwrap();
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
+        let kept = entries(dir.path());
+        assert_eq!(kept.len(), 1, "one entry: {:?}", kept.iter().map(|e| &e.0).collect::<Vec<_>>());
+        let (path, bytes) = &kept[0];
+        assert_eq!(&bytes[..code.len()], code, "the embedded code, unchanged");
+        assert_eq!(bytes.len(), code.len() + 8, "and its checksum");
+        assert!(cache.cached(&engine, whole.sha256).is_some(), "a sound entry, mapped from the file");
+
+        // A later load takes the entry; one torn by a crash is written again.
+        let torn = &bytes[..bytes.len() / 2];
+        std::fs::write(path, torn).unwrap();
+        assert!(cache.cached(&engine, whole.sha256).is_none(), "a torn entry is not used");
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
+        assert_eq!(entries(dir.path()), kept, "the torn entry was replaced by a sound one");
+    }
 }
