@@ -136,6 +136,9 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     // Mapped, not read: a read copies the whole artifact twice (into the heap,
     // then into executable memory), which costs more than the rest of a run.
     let file = std::fs::File::open(path).ok()?;
+    if !only_ours(&file) {
+        return None;
+    }
     // SAFETY: entries are only ever replaced by rename, never rewritten in
     // place, so the mapped bytes cannot change while they are checked.
     let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
@@ -149,6 +152,26 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     // checksum shows the bytes are the ones written. A concurrent run can
     // only rename another sound entry for the same key over it.
     unsafe { Component::deserialize_file(engine, path) }.ok()
+}
+
+/// Whether only this user could have written `file`: an entry is machine
+/// code run in this process (the built-in formats' too), so one another
+/// user owns or may write is not used, whatever its checksum says.
+#[cfg(unix)]
+fn only_ours(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = file.metadata() else { return false };
+    #[cfg(target_os = "linux")]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if meta.uid() != unsafe { libc::geteuid() } {
+        return false;
+    }
+    meta.mode() & 0o022 == 0
+}
+
+#[cfg(not(unix))]
+fn only_ours(_: &std::fs::File) -> bool {
+    true
 }
 
 fn write_entry(artifact: &[u8], path: &Path) -> std::io::Result<()> {

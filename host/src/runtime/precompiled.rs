@@ -122,4 +122,23 @@ mod tests {
         builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
         assert_eq!(entries(dir.path()), kept, "the torn entry was replaced by a sound one");
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_entry_others_may_write_is_not_run() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = engine();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::at(dir.path());
+        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
+        let code = whole.precompiled.unwrap();
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
+        let (path, _) = entries(dir.path()).remove(0);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(cache.cached(&engine, whole.sha256).is_none(), "sound, but anyone could have written it");
+        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "written again, for this user only: {mode:o}");
+        assert!(cache.cached(&engine, whole.sha256).is_some());
+    }
 }
