@@ -79,7 +79,7 @@ mod tests {
         let engine = engine();
         let dir = tempfile::tempdir().unwrap();
         let cache = ComponentCache::at(dir.path());
-        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
+        let whole = whole();
         let foreign = Some(&b"machine code for another CPU"[..]);
         builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
         let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
@@ -100,45 +100,68 @@ mod tests {
         found
     }
 
+    /// A cache in a fresh directory, and `whole` loaded into it once from
+    /// its embedded code.
+    struct LoadedOnce {
+        engine: Engine,
+        dir: tempfile::TempDir,
+        cache: ComponentCache,
+        code: &'static [u8],
+    }
+
+    fn whole() -> &'static crate::registry::BuiltinFormat {
+        BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap()
+    }
+
+    impl LoadedOnce {
+        fn new() -> Self {
+            let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
+            let cache = ComponentCache::at(dir.path());
+            let code = whole().precompiled.unwrap();
+            let loaded = LoadedOnce { engine, dir, cache, code };
+            loaded.load();
+            loaded
+        }
+
+        fn load(&self) {
+            let whole = whole();
+            builtin_component(&self.engine, &self.cache, whole.name, whole.wasm, whole.sha256, Some(self.code))
+                .unwrap();
+        }
+
+        fn cached(&self) -> bool {
+            self.cache.cached(&self.engine, whole().sha256).is_some()
+        }
+    }
+
     #[test]
     fn the_first_load_keeps_the_embedded_code_in_the_cache_and_later_loads_map_it() {
-        let engine = engine();
-        let dir = tempfile::tempdir().unwrap();
-        let cache = ComponentCache::at(dir.path());
-        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
-        let code = whole.precompiled.unwrap();
-        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
-        let kept = entries(dir.path());
+        let once = LoadedOnce::new();
+        let kept = entries(once.dir.path());
         assert_eq!(kept.len(), 1, "one entry: {:?}", kept.iter().map(|e| &e.0).collect::<Vec<_>>());
         let (path, bytes) = &kept[0];
-        assert_eq!(&bytes[..code.len()], code, "the embedded code, unchanged");
-        assert_eq!(bytes.len(), code.len() + 8, "and its checksum");
-        assert!(cache.cached(&engine, whole.sha256).is_some(), "a sound entry, mapped from the file");
+        assert_eq!(&bytes[..once.code.len()], once.code, "the embedded code, unchanged");
+        assert_eq!(bytes.len(), once.code.len() + 8, "and its checksum");
+        assert!(once.cached(), "a sound entry, mapped from the file");
 
         // A later load takes the entry; one torn by a crash is written again.
-        let torn = &bytes[..bytes.len() / 2];
-        std::fs::write(path, torn).unwrap();
-        assert!(cache.cached(&engine, whole.sha256).is_none(), "a torn entry is not used");
-        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
-        assert_eq!(entries(dir.path()), kept, "the torn entry was replaced by a sound one");
+        std::fs::write(path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(!once.cached(), "a torn entry is not used");
+        once.load();
+        assert_eq!(entries(once.dir.path()), kept, "the torn entry was replaced by a sound one");
     }
 
     #[cfg(unix)]
     #[test]
     fn an_entry_others_may_write_is_not_run() {
         use std::os::unix::fs::PermissionsExt;
-        let engine = engine();
-        let dir = tempfile::tempdir().unwrap();
-        let cache = ComponentCache::at(dir.path());
-        let whole = BUILTIN_FORMATS.iter().find(|f| f.name == "whole").unwrap();
-        let code = whole.precompiled.unwrap();
-        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
-        let (path, _) = entries(dir.path()).remove(0);
+        let once = LoadedOnce::new();
+        let (path, _) = entries(once.dir.path()).remove(0);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(cache.cached(&engine, whole.sha256).is_none(), "sound, but anyone could have written it");
-        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, Some(code)).unwrap();
+        assert!(!once.cached(), "sound, but anyone could have written it");
+        once.load();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "written again, for this user only: {mode:o}");
-        assert!(cache.cached(&engine, whole.sha256).is_some());
+        assert!(once.cached());
     }
 }
