@@ -1,6 +1,7 @@
 //! The built-in formats come compiled to machine code, with what `formats`
 //! shows of them, from the build: a first run compiles and runs nothing to
-//! list or load them.
+//! list or load them (loading keeps their code in the cache, to be mapped
+//! by later runs).
 
 use predicates::prelude::*;
 
@@ -29,16 +30,28 @@ fn built_in_formats_load_precompiled_without_compiling() {
 fn listing_the_built_in_formats_runs_none_and_says_what_each_says_of_itself() {
     let cache = tempfile::tempdir().unwrap();
     let registry = registry(cache.path());
-    for entry in registry.entries() {
-        let listed = registry.summary(entry).unwrap();
+    let listed: Vec<_> = registry.entries().iter().map(|entry| registry.summary(entry).unwrap()).collect();
+    let written: Vec<_> = std::fs::read_dir(cache.path()).map(|d| d.collect()).unwrap_or_default();
+    assert!(written.is_empty(), "listing wrote to the cache: {written:?}");
+    for (entry, listed) in registry.entries().iter().zip(listed) {
         let info = registry.instantiate(entry).unwrap().info().unwrap();
         assert_eq!((listed.version, listed.summary), (info.version, info.summary), "{}", entry.name);
         // The name and aliases the registry takes from the format crate's
         // [package.metadata.agent-apply] are the ones the format gives.
         assert_eq!((&entry.name, &entry.aliases), (&info.name, &info.aliases), "{}", entry.name);
     }
-    let written: Vec<_> = std::fs::read_dir(cache.path()).map(|d| d.collect()).unwrap_or_default();
-    assert!(written.is_empty(), "nothing is cached for built-in formats: {written:?}");
+    // Loading keeps each format's embedded code in the cache, byte for byte
+    // (and a checksum): nothing was compiled.
+    let mut kept: Vec<Vec<u8>> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .map(|bytes| bytes[..bytes.len() - 8].to_vec())
+        .collect();
+    let mut embedded: Vec<Vec<u8>> =
+        agent_apply::registry::BUILTIN_FORMATS.iter().map(|f| f.precompiled.unwrap().to_vec()).collect();
+    kept.sort();
+    embedded.sort();
+    assert!(kept == embedded, "the cache holds something other than the built-ins' embedded code");
 }
 
 /// With the host's `keep-payloads` option a built-in format keeps its typed
