@@ -304,11 +304,13 @@ impl<F: Format> Plugin for F {
                 Some(taken) => taken.map(|(at, op)| (Some(at), op)),
                 None => serde_json::from_str(&edit.payload).map(|op| (None, op)).map_err(|e| e.to_string()),
             };
-            let Ok((at, op)) = decoded.map_err(|error| {
-                unreadable =
-                    Some(format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path));
-            }) else {
-                break;
+            let (at, op) = match decoded {
+                Ok(decoded) => decoded,
+                Err(error) => {
+                    unreadable =
+                        Some(format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path));
+                    break;
+                }
             };
             taken_from.push(at);
             let Edit { path, related_paths, span, summary, .. } = edit;

@@ -170,9 +170,10 @@ impl Format for Whole {
         }
         let original = workspace.read(path);
         // A placeholder-looking line the file already has is its content.
-        let elisions = match edit.op.placeholders {
-            true => elisions_not_in(&edit.op.content, original.unwrap_or("").lines()),
-            false => Vec::new(),
+        let elisions = if edit.op.placeholders {
+            elisions_not_in(&edit.op.content, original.unwrap_or("").lines())
+        } else {
+            Vec::new()
         };
         if let Some(elision) = elisions.first() {
             return Err(EditFailure::new(
