@@ -1,6 +1,8 @@
 //! The author-facing [`Format`] trait and the contract-level [`Plugin`] trait
 //! every format gets from it.
 
+use std::collections::HashMap;
+
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::kept::{self, KEEP_PAYLOADS};
@@ -219,14 +221,8 @@ pub fn apply_by_file<'e, Op>(
     mut per_file: impl FnMut(&'e str, Vec<(usize, &'e Op)>) -> Vec<(usize, Result<Applied, EditFailure>)>,
 ) -> Vec<Result<Applied, EditFailure>> {
     let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
-    let mut paths: Vec<&str> = Vec::new();
-    for edit in edits {
-        if !paths.contains(&edit.path.as_str()) {
-            paths.push(&edit.path);
-        }
-    }
-    for path in paths {
-        let group = edits.iter().enumerate().filter(|(_, e)| e.path == path).map(|(i, e)| (i, &e.op)).collect();
+    for (path, indexes) in edits_by_file(edits) {
+        let group = indexes.into_iter().map(|i| (i, &edits[i].op)).collect();
         for (i, outcome) in per_file(path, group) {
             results[i] = Some(outcome);
         }
@@ -235,6 +231,22 @@ pub fn apply_by_file<'e, Op>(
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(EditFailure::new(FailureKind::Malformed, "internal error: no outcome"))))
         .collect()
+}
+
+/// The paths `edits` name, in the order the reply first names each, with
+/// the indexes of their edits in reply order. One pass: a reply of
+/// thousands of edits over dozens of files is not rescanned per file.
+pub fn edits_by_file<Op>(edits: &[ParsedEdit<Op>]) -> Vec<(&str, Vec<usize>)> {
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for (index, edit) in edits.iter().enumerate() {
+        let group = *group_of.entry(edit.path.as_str()).or_insert_with(|| {
+            groups.push((edit.path.as_str(), Vec::new()));
+            groups.len() - 1
+        });
+        groups[group].1.push(index);
+    }
+    groups
 }
 
 /// The plugin contract in Rust: exactly what the host calls, with the
@@ -394,6 +406,15 @@ fn apply_typed<F: Format>(
 #[cfg(test)]
 mod flag_tests {
     use super::*;
+
+    #[test]
+    fn edits_group_by_file_in_the_order_the_reply_first_names_each() {
+        let span = Span { start: 0, end: 0, first_line: 1, last_line: 1 };
+        let edit = |path: &str| ParsedEdit::new(path, span, "", ());
+        let edits = [edit("b.rs"), edit("a.rs"), edit("b.rs"), edit("c.rs"), edit("a.rs")];
+        let groups = edits_by_file(&edits);
+        assert_eq!(groups, vec![("b.rs", vec![0, 2]), ("a.rs", vec![1, 4]), ("c.rs", vec![3])]);
+    }
 
     #[test]
     fn a_switch_reads_one_set_of_words_and_names_a_bad_value() {

@@ -76,6 +76,7 @@ mod workspace;
 
 pub use format::{
     Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each, apply_one,
+    edits_by_file,
 };
 pub use kept::KEEP_PAYLOADS;
 pub use workspace::Workspace;

@@ -5,27 +5,31 @@ use crate::types::Span;
 /// Maps byte offsets of a text to line numbers. Build it once per reply.
 #[derive(Debug, Clone)]
 pub struct SourceMap {
-    line_starts: Vec<usize>,
+    /// `u32`, as spans are: a reply is far below 4 GiB (the host's limit).
+    line_starts: Vec<u32>,
     len: usize,
 }
 
 impl SourceMap {
     /// Index the line starts of `text`.
     pub fn new(text: &str) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        // Sized up front: a reply of a million lines would otherwise be
+        // copied on every doubling, into fresh memory each time.
+        let mut line_starts = Vec::with_capacity(crate::text::newline_count(text) + 1);
+        line_starts.push(0);
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
         SourceMap { line_starts, len: text.len() }
     }
 
     /// The 1-based line holding byte `offset`.
     pub fn line_of(&self, offset: usize) -> u32 {
-        let index = self.line_starts.partition_point(|&start| start <= offset);
+        let index = self.line_starts.partition_point(|&start| start as usize <= offset);
         index.max(1) as u32
     }
 
     /// Byte offset where 1-based `line` starts (the text's end past the last line).
     pub fn line_start(&self, line: u32) -> usize {
-        self.line_starts.get(line.saturating_sub(1) as usize).copied().unwrap_or(self.len)
+        self.line_starts.get(line.saturating_sub(1) as usize).map_or(self.len, |&start| start as usize)
     }
 
     /// The span of bytes `start..end`, with its first and last lines. A span

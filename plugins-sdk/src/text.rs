@@ -23,6 +23,16 @@ pub fn line_count(text: &str) -> usize {
     newline_count(text) + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// `lines`, each ended with `\n`.
+pub fn joined_lines<L: AsRef<str>>(lines: &[L]) -> String {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());
+    for line in lines {
+        text.push_str(line.as_ref());
+        text.push('\n');
+    }
+    text
+}
+
 /// `n` lines in words, for messages: "1 line", "3 lines".
 pub fn lines_label(n: usize) -> String {
     if n == 1 { "1 line".into() } else { format!("{n} lines") }

@@ -262,13 +262,10 @@ fn apply_in_one_pass(
     if edits.len() < 2 || edits.iter().any(|e| e.op.search.trim().is_empty() || !e.op.alternatives.is_empty()) {
         return None;
     }
-    let mut paths: Vec<&str> = edits.iter().map(|e| e.path.as_str()).collect();
-    paths.sort_unstable();
-    paths.dedup();
+    let files = agent_apply_sdk::edits_by_file(edits);
     let mut results: Vec<Option<Result<Applied, EditFailure>>> = vec![None; edits.len()];
-    let mut contents = Vec::with_capacity(paths.len());
-    for path in paths {
-        let mine: Vec<usize> = (0..edits.len()).filter(|&i| edits[i].path == path).collect();
+    let mut contents = Vec::with_capacity(files.len());
+    for (path, mine) in files {
         let blocks: Vec<(&str, &str)> =
             mine.iter().map(|&i| (edits[i].op.search.as_str(), edits[i].op.replace.as_str())).collect();
         let (content, outcomes) = replace_blocks_at_once(workspace.read(path)?, &blocks, &ladder)?;

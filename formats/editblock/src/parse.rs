@@ -3,7 +3,7 @@
 use agent_apply_sdk::fence::{is_shell_info, opening_info};
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
 
 use crate::Block;
 
@@ -63,11 +63,12 @@ struct OpenFence<'a> {
 }
 
 /// A block being read.
-struct Pending {
+struct Pending<'a> {
     path: Option<String>,
     marker_line: usize,
     start: usize,
-    body: Vec<String>,
+    /// The block's lines, without their endings: slices of the reply.
+    body: Vec<&'a str>,
     /// Indexes into `body` of `=======` lines.
     dividers: Vec<usize>,
 }
@@ -96,7 +97,7 @@ struct Reader<'a> {
     /// Each line's byte offset and text (with its ending).
     lines: Vec<(usize, &'a str)>,
     fence_open: Option<OpenFence<'a>>,
-    pending: Option<Pending>,
+    pending: Option<Pending<'a>>,
     /// The path of the last block that named one: later blocks without a
     /// path line edit the same file.
     last_path: Option<String>,
@@ -108,13 +109,13 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn new(reply: &'a str) -> Self {
         let mut offset = 0;
-        let lines = lines_with_endings(reply)
-            .map(|l| {
-                let at = offset;
-                offset += l.len();
-                (at, l)
-            })
-            .collect();
+        // Sized up front: a big reply's lines are megabytes, copied on every doubling.
+        let mut lines = Vec::with_capacity(line_count(reply));
+        lines.extend(lines_with_endings(reply).map(|l| {
+            let at = offset;
+            offset += l.len();
+            (at, l)
+        }));
         Reader {
             reply,
             map: SourceMap::new(reply),
@@ -152,7 +153,7 @@ impl<'a> Reader<'a> {
                 if kind == Some(Marker::Divider) {
                     block.dividers.push(block.body.len());
                 }
-                block.body.push(strip_ending(line).to_string());
+                block.body.push(strip_ending(line));
             }
         }
         index + 1
@@ -291,7 +292,14 @@ fn quote(line: &str) -> String {
     if short.len() < line.len() { format!("{short}…") } else { short }
 }
 
-fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usize, number: usize, last_line: usize) {
+fn finish(
+    parsed: &mut Parsed<Block>,
+    map: &SourceMap,
+    block: Pending<'_>,
+    end: usize,
+    number: usize,
+    last_line: usize,
+) {
     let span = map.span(block.start, end);
     let Some(path) = block.path else {
         parsed.diagnostics.push(
@@ -313,15 +321,12 @@ fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usiz
         );
         return;
     }
-    let split = |at: usize| {
-        let join = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
-        (join(&block.body[..at]), join(&block.body[at + 1..]))
-    };
+    let split = |at: usize| (joined_lines(&block.body[..at]), joined_lines(&block.body[at + 1..]));
     let primary = block.dividers[(block.dividers.len() - 1) / 2];
     let (search, replace) = split(primary);
     let alternatives = block.dividers.iter().filter(|&&d| d != primary).map(|&d| split(d)).collect();
-    let search_lines = lines_with_endings(&search).count();
-    let replace_lines = lines_with_endings(&replace).count();
+    let search_lines = primary;
+    let replace_lines = block.body.len() - primary - 1;
     let summary = if search.trim().is_empty() {
         format!("create or append ({})", lines_label(replace_lines))
     } else {
@@ -340,7 +345,7 @@ fn finish(parsed: &mut Parsed<Block>, map: &SourceMap, block: Pending, end: usiz
 fn unterminated(
     parsed: &mut Parsed<Block>,
     map: &SourceMap,
-    block: &Pending,
+    block: &Pending<'_>,
     number: usize,
     next: Option<usize>,
     cut_off: bool,

@@ -147,11 +147,14 @@ impl FileEdits<'_> {
 
     /// Identical edits apply once: the repeats succeed, saying so.
     fn apply_duplicates_once(&mut self, plans: Vec<Plan>) -> Vec<Plan> {
-        let mut seen: HashMap<(usize, usize, Vec<String>), usize> = HashMap::new();
-        let mut unique = Vec::new();
+        // Where each range's distinct edits sit in `unique`: the new lines
+        // are compared only between edits of the same range, not hashed.
+        let mut seen: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+        let mut unique: Vec<Plan> = Vec::new();
         for p in plans {
-            match seen.get(&(p.start, p.end, p.new.clone())) {
-                Some(&first) => {
+            let same = seen.get(&(p.start, p.end)).and_then(|at| at.iter().find(|&&u| unique[u].new == p.new));
+            match same.map(|&u| unique[u].index) {
+                Some(first) => {
                     let message = format!(
                         "{} on {}: the same as {}, applied once",
                         self.label(p.index),
@@ -161,7 +164,7 @@ impl FileEdits<'_> {
                     self.results.insert(p.index, Ok(Applied { message, lines: Some(p.lines()), applied_path: None }));
                 }
                 None => {
-                    seen.insert((p.start, p.end, p.new.clone()), p.index);
+                    seen.entry((p.start, p.end)).or_default().push(unique.len());
                     unique.push(p);
                 }
             }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{joined_lines, lines_with_endings, strip_ending};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -164,8 +164,8 @@ pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
                 }
                 None => lines,
             };
-            let old_text: String = unprefixed(old_lines).iter().map(|l| format!("{l}\n")).collect();
-            let new_text: String = unprefixed(new_lines).iter().map(|l| format!("{l}\n")).collect();
+            let old_text = joined_lines(&unprefixed(old_lines));
+            let new_text = joined_lines(&unprefixed(new_lines));
             if old_text.trim().is_empty() {
                 return Err("`old_text` is empty; to add lines use insert_after with an anchor".into());
             }

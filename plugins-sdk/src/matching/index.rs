@@ -29,6 +29,29 @@ pub(super) fn hash_str(s: &str) -> u64 {
     h | 1
 }
 
+/// A set of line keys. They are hashes already (see [`hash_str`]), so the
+/// set uses them as they are rather than hashing them again.
+pub(super) type KeySet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`KeySet`]: a `u64` key is its own hash.
+#[derive(Default)]
+pub(super) struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed; fold anything else in all the same.
+        self.0 = bytes.iter().fold(self.0, |h, &b| h.rotate_left(8) ^ u64::from(b));
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+}
+
 pub(super) fn line_key(line: &str, level: Level) -> u64 {
     hash_str(&normalize(line, level))
 }

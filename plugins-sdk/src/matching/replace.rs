@@ -3,7 +3,7 @@
 
 use crate::elision::{elisions_not_in, is_placeholder};
 use crate::format::EditFailure;
-use crate::text::{lines_with_endings, strip_ending};
+use crate::text::{joined_lines, lines_with_endings, strip_ending};
 
 use super::*;
 
@@ -304,7 +304,7 @@ pub fn replace_blocks_at_once(
         return None;
     }
     let hay = Haystack::of(content);
-    let mut written: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut written = KeySet::default();
     let mut placed: Vec<(Plan, usize, usize)> = Vec::with_capacity(blocks.len());
     // The placed line ranges by start. They never overlap, so the one that
     // starts last before a range's end is the only one that can touch it.
@@ -335,16 +335,17 @@ pub fn replace_blocks_at_once(
     }
     // Line numbers as each block saw the file: shifted by the earlier blocks
     // above it, filled in reply order.
-    let rank: std::collections::HashMap<usize, usize> = ranges.keys().enumerate().map(|(i, &a)| (a, i)).collect();
-    let mut shifts = crate::shifts::Shifts::new(ranges.len());
+    let starts: Vec<usize> = ranges.into_keys().collect();
+    let rank = |start: &usize| starts.binary_search(start).expect("every placed block has its range");
+    let mut shifts = crate::shifts::Shifts::new(starts.len());
     let mut outcomes = Vec::with_capacity(placed.len());
     for (plan, start, end) in &placed {
-        let shift = shifts.before(rank[start]);
+        let shift = shifts.before(rank(start));
         let at = |line: u32| (line as isize + shift) as u32;
         let matched = ladder_match(plan.level, &plan.candidates);
         outcomes.push((plan.level, LineRange::new(at(plan.lines.start), at(plan.lines.end)), matched));
         let delta = plan.splices.iter().map(Splice::new_len).sum::<usize>() as isize - (end - start) as isize;
-        shifts.grow(rank[start], delta);
+        shifts.grow(rank(start), delta);
     }
     let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
     splices.sort_by_key(|sp| sp.start);
@@ -365,16 +366,6 @@ pub(super) fn trim_blank_edges(s: &[&str], r: &[&str]) -> Option<(String, String
     let r_lead = r.iter().take_while(|l| l.trim().is_empty()).count().min(lead);
     let r_trail = r.iter().rev().take_while(|l| l.trim().is_empty()).count().min(trail).min(r.len() - r_lead);
     Some((joined_lines(&s[lead..s.len() - trail]), joined_lines(&r[r_lead..r.len() - r_trail])))
-}
-
-/// `lines`, each ended with `\n`.
-pub(super) fn joined_lines(lines: &[&str]) -> String {
-    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
 }
 
 pub(super) fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> Vec<Splice> {
