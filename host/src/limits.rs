@@ -79,7 +79,15 @@ impl InputLimits {
     /// Read a reply from `source`, never more than the limit plus one byte,
     /// and check it is text with no overlong line.
     pub fn read_reply(&self, source: impl Read) -> std::io::Result<Result<String, LimitError>> {
-        let mut bytes = Vec::new();
+        self.read_reply_sized(source, 0)
+    }
+
+    /// [`read_reply`](Self::read_reply) of a source expected to hold `len`
+    /// bytes (a file's size): read into memory sized once, not doubled as it
+    /// fills (a big reply would be copied several times, into fresh pages).
+    pub fn read_reply_sized(&self, source: impl Read, len: u64) -> std::io::Result<Result<String, LimitError>> {
+        let expected = len.min(self.reply_bytes).saturating_add(1);
+        let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         source.take(self.reply_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
         if bytes.len() as u64 > self.reply_bytes {
             return Ok(Err(LimitError::ReplyTooLarge { limit: self.reply_bytes }));
@@ -170,6 +178,12 @@ mod tests {
         let long = std::io::Cursor::new(vec![b'a'; 1 << 20]);
         assert_eq!(small().read_reply(long).unwrap(), Err(LimitError::ReplyTooLarge { limit: 16 }));
         assert_eq!(small().read_reply(&b"ab\ncd\n"[..]).unwrap(), Ok("ab\ncd\n".to_string()));
+        // A size that is wrong either way (a file that grew or shrank) only sizes the buffer.
+        for len in [0, 3, 6, 1 << 40] {
+            assert_eq!(small().read_reply_sized(&b"ab\ncd\n"[..], len).unwrap(), Ok("ab\ncd\n".to_string()));
+            let long = std::io::Cursor::new(vec![b'a'; 1 << 20]);
+            assert_eq!(small().read_reply_sized(long, len).unwrap(), Err(LimitError::ReplyTooLarge { limit: 16 }));
+        }
     }
 
     #[test]

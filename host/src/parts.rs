@@ -94,20 +94,22 @@ pub fn read(
         return Ok(Reading { parts, parsed, by });
     }
     let mut rest = masked(reply, &parsed);
-    while rest.lines().any(|line| edit_marker(line).is_some()) {
+    let mut unread_lines = marker_lines(&rest);
+    while !unread_lines.is_empty() {
         let Some(mut part) = best_reader(registry, config, file, &parts, &rest, PART_CONFIDENCE)? else { break };
         let output = part.instance.parse(&rest, &part.options)?;
         if output.edits.is_empty() {
             break;
         }
         rest = masked(&rest, &output);
+        unread_lines = marker_lines(&rest);
         part.edits = parsed.edits.len()..parsed.edits.len() + output.edits.len();
         parsed.edits.extend(output.edits);
         parsed.diagnostics.extend(output.diagnostics);
         parsed.commands.extend(output.commands);
         parts.push(part);
     }
-    if let Some(diagnostic) = unread(&rest, &parts[0].name) {
+    if let Some(diagnostic) = unread(&rest, &unread_lines, &parts[0].name) {
         parsed.diagnostics.push(diagnostic);
     }
     Ok(Reading { parts, parsed, by })
@@ -209,15 +211,15 @@ fn masked(text: &str, output: &ParseOutput) -> String {
     String::from_utf8(bytes).expect("ASCII spaces keep UTF-8 valid")
 }
 
-/// The error for edit markers no format read: which reply lines, and why it
-/// matters.
-fn unread(rest: &str, chosen: &str) -> Option<Diagnostic> {
-    let lines: Vec<u32> = rest
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| edit_marker(line).is_some())
-        .map(|(index, _)| index as u32 + 1)
-        .collect();
+/// The lines of `text` (1-based) that hold an edit marker.
+fn marker_lines(text: &str) -> Vec<u32> {
+    let lines = text.lines().enumerate();
+    lines.filter(|(_, line)| edit_marker(line).is_some()).map(|(index, _)| index as u32 + 1).collect()
+}
+
+/// The error for edit markers no format read (`lines` of `rest`): which
+/// reply lines, and why it matters.
+fn unread(rest: &str, lines: &[u32], chosen: &str) -> Option<Diagnostic> {
     let (first, last) = (*lines.first()?, *lines.last()?);
     let listed: Vec<String> = lines.iter().map(u32::to_string).collect();
     let span: Span = SourceMap::new(rest).lines_span(first, last);
@@ -345,7 +347,9 @@ mod tests {
         let rest = masked(reply, &output);
         assert_eq!(rest.len(), reply.len());
         assert_eq!(rest.lines().nth(1).unwrap().trim(), "");
-        assert!(unread(&rest, "editblock").is_none());
-        assert!(unread(reply, "editblock").unwrap().message.contains("reply lines 2 "));
+        assert_eq!(marker_lines(&rest), Vec::<u32>::new());
+        assert!(unread(&rest, &marker_lines(&rest), "editblock").is_none());
+        assert_eq!(marker_lines(reply), vec![2]);
+        assert!(unread(reply, &marker_lines(reply), "editblock").unwrap().message.contains("reply lines 2 "));
     }
 }

@@ -20,7 +20,8 @@ pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String,
                     None => error,
                 }
             })?;
-            (limits.read_reply(file), format!("{}", path.display()))
+            let len = file.metadata().map_or(0, |m| m.len());
+            (limits.read_reply_sized(file, len), format!("{}", path.display()))
         }
         _ => {
             let stdin = std::io::stdin();

@@ -56,6 +56,10 @@ pub(super) fn line_key(line: &str, level: Level) -> u64 {
     hash_str(&normalize(line, level))
 }
 
+/// The most lines [`Haystack::find_all`] compares directly rather than
+/// through the level's index.
+const SMALL_WINDOW: usize = 64;
+
 pub(super) const ROLL_BASE: u64 = 0x100_0000_01b3_u64 | 0x9e37_79b9_0000_0000;
 
 /// A file's lines (without endings), with per-level line hashes and an index
@@ -143,6 +147,14 @@ impl<'a> Haystack<'a> {
             return Vec::new();
         }
         let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        // A window a few blocks long (the lines around a match, looked at
+        // for an edit already applied) is compared line by line when this
+        // level has no index yet: indexing the whole file for it would cost
+        // more than the comparisons, once per file and level.
+        if self.keys[level.key_slot()].get().is_none() && within.len() <= SMALL_WINDOW {
+            let same = |start: usize| (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
+            return (within.start..=within.end - m).filter(|&start| same(start)).take(limit).collect();
+        }
         let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
         let same_at = |start: usize| {
             let keys = &self.keys(level)[start..start + m];

@@ -212,20 +212,25 @@ proptest! {
 
     #[test]
     fn find_all_agrees_with_a_plain_scan(
-        lines in proptest::collection::vec("[ab]{0,2}[ \t]{0,1}", 0..60),
+        lines in proptest::collection::vec("[ab]{0,2}[ \t]{0,1}", 0..150),
         needle in proptest::collection::vec("[ab]{0,2}", 1..4),
-        from in 0usize..60, to in 0usize..70, limit in 1usize..6,
+        from in 0usize..150, to in 0usize..160, limit in 1usize..6,
     ) {
-        // Few distinct lines: both the anchored lookup and the rolling scan run.
+        // Few distinct lines: the anchored lookup, the rolling scan and the
+        // direct comparison of a small window all run. The second haystack
+        // has every level indexed, so its small windows take the index too.
         let hay = Haystack::new(lines.iter().map(String::as_str).collect());
+        let indexed = Haystack::new(lines.iter().map(String::as_str).collect());
         let needle: Vec<&str> = needle.iter().map(String::as_str).collect();
         for level in LINE_LEVELS {
+            indexed.keys(level);
             let want: Vec<usize> = (from..to.min(lines.len()))
                 .filter(|&s| s + needle.len() <= to.min(lines.len()))
                 .filter(|&s| (0..needle.len()).all(|j| normalize(&lines[s + j], level) == normalize(needle[j], level)))
                 .take(limit)
                 .collect();
-            prop_assert_eq!(hay.find_all(&needle, level, from..to, limit), want, "{:?}", level);
+            prop_assert_eq!(hay.find_all(&needle, level, from..to, limit), want.clone(), "{:?}", level);
+            prop_assert_eq!(indexed.find_all(&needle, level, from..to, limit), want, "{:?} indexed", level);
         }
     }
 
