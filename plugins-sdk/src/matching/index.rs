@@ -147,19 +147,16 @@ impl<'a> Haystack<'a> {
             return Vec::new();
         }
         let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        let same_lines = |start: usize| (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
         // A window a few blocks long (the lines around a match, looked at
         // for an edit already applied) is compared line by line when this
         // level has no index yet: indexing the whole file for it would cost
         // more than the comparisons, once per file and level.
         if self.keys[level.key_slot()].get().is_none() && within.len() <= SMALL_WINDOW {
-            let same = |start: usize| (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
-            return (within.start..=within.end - m).filter(|&start| same(start)).take(limit).collect();
+            return (within.start..=within.end - m).filter(|&start| same_lines(start)).take(limit).collect();
         }
         let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
-        let same_at = |start: usize| {
-            let keys = &self.keys(level)[start..start + m];
-            keys == needle_keys.as_slice() && (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j])
-        };
+        let same_at = |start: usize| self.keys(level)[start..start + m] == needle_keys[..] && same_lines(start);
 
         // The rarest line of the block anchors the search; a block of common
         // lines only (each more frequent than the window is long, over the
