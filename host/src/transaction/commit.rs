@@ -276,7 +276,7 @@ impl GitRepo {
     /// `path`, written to `store`: through git's conversions where it has
     /// some (the repository's attributes and config decide them).
     fn blob_for(&self, store: Store<'_>, path: &str, bytes: &[u8]) -> Result<Oid, TxError> {
-        match convert::conversion(&self.repo, path) {
+        match self.conversion(path) {
             None => store.repo.blob(bytes).map_err(TxError::git),
             Some(_) => convert::clean(&self.root, path, bytes, convert::Write::To(store.private)),
         }

@@ -4,9 +4,89 @@
 //! git processes, the user's own changes). Each refuses before anything is
 //! written.
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
+use super::index_file::{EntryInfo, IndexFile};
 use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, convert, gitlock, worktree};
+
+/// The index as the run reads it: the file parsed directly where it can
+/// be ([`IndexFile`]), else libgit2's index.
+pub(super) enum IndexView {
+    File {
+        /// `None`: the repository has no index file yet.
+        file: Option<IndexFile>,
+        /// The repository opened again, with an index of `file`'s
+        /// `.gitattributes` entries alone ([`GitRepo::conversion`]).
+        attributes: OnceCell<Option<git2::Repository>>,
+        git_dir: PathBuf,
+    },
+    Libgit2(git2::Index),
+}
+
+impl IndexView {
+    pub(super) fn load(repo: &git2::Repository) -> Result<IndexView, git2::Error> {
+        match IndexFile::read(&repo.path().join("index")) {
+            Ok(file) => Ok(IndexView::File { file, attributes: OnceCell::new(), git_dir: repo.path().to_path_buf() }),
+            Err(_) => repo.index().map(IndexView::Libgit2),
+        }
+    }
+
+    fn attributes_repo(&self) -> Option<&git2::Repository> {
+        let IndexView::File { file, attributes, git_dir } = self else { return None };
+        let open = || {
+            let repo = git2::Repository::open(git_dir).ok()?;
+            let mut index = git2::Index::new().ok()?;
+            for entry in file.as_ref().map(IndexFile::attribute_entries).unwrap_or_default() {
+                index.add(&entry).ok()?;
+            }
+            repo.set_index(&mut index).ok()?;
+            Some(repo)
+        };
+        attributes.get_or_init(open).as_ref()
+    }
+
+    /// The index file read directly, if it was.
+    pub(super) fn file(&self) -> Option<&IndexFile> {
+        match self {
+            IndexView::File { file, .. } => file.as_ref(),
+            IndexView::Libgit2(_) => None,
+        }
+    }
+
+    /// `path`'s entry at stage 0.
+    fn entry(&self, path: &str) -> Option<EntryInfo> {
+        match self {
+            IndexView::File { file, .. } => file.as_ref()?.entry(path),
+            IndexView::Libgit2(index) => index.get_path(Path::new(path), 0).map(|e| EntryInfo {
+                mode: e.mode,
+                id: e.id,
+                ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
+                mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
+                ino: e.ino,
+                size: e.file_size,
+                flags_extended: e.flags_extended,
+            }),
+        }
+    }
+
+    fn conflicted_paths(&self) -> Result<Vec<String>, git2::Error> {
+        match self {
+            IndexView::File { file, .. } => Ok(file.as_ref().map(IndexFile::conflicted_paths).unwrap_or_default()),
+            IndexView::Libgit2(index) if index.has_conflicts() => {
+                let mut paths: Vec<String> = index
+                    .conflicts()?
+                    .filter_map(|c| c.ok())
+                    .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                    .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                    .collect();
+                paths.dedup();
+                Ok(paths)
+            }
+            IndexView::Libgit2(_) => Ok(Vec::new()),
+        }
+    }
+}
 
 /// A git operation that is under way (merge, rebase, …), and how to settle it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,10 +148,10 @@ impl GitRepo {
     /// The submodule (an index entry of mode 160000) that is `path` or one
     /// of its parent directories, checked out or not.
     fn submodule_around(&self, path: &str) -> Option<String> {
-        let index = self.repo.index().ok()?;
+        let index = self.index().ok()?;
         let mut prefix = path;
         loop {
-            if index.get_path(Path::new(prefix), 0).is_some_and(|e| e.mode == 0o160000) {
+            if index.entry(prefix).is_some_and(|e| e.mode == 0o160000) {
                 return Some(prefix.to_string());
             }
             prefix = &prefix[..prefix.rfind('/')?];
@@ -94,8 +174,8 @@ impl GitRepo {
         if let Some(submodule) = self.submodule_around(path) {
             return Err(PathError::NestedRepository { path: path.to_string(), repo: submodule });
         }
-        let index = self.repo.index().map_err(|_| PathError::Sparse { path: path.to_string() });
-        if index?.get_path(Path::new(path), 0).is_some_and(|e| e.flags_extended & SKIP_WORKTREE != 0) {
+        let index = self.index().map_err(|_| PathError::Sparse { path: path.to_string() });
+        if index?.entry(path).is_some_and(|e| e.flags_extended & SKIP_WORKTREE != 0) {
             return Err(PathError::Sparse { path: path.to_string() });
         }
         Ok(full)
@@ -111,8 +191,22 @@ impl GitRepo {
         }
     }
 
+    /// Why git converts `path` ([`convert::conversion`]). libgit2 reads
+    /// `.gitattributes` files from the index as well as from the working
+    /// tree, and loads the whole index for that (a third of a one-edit
+    /// commit at 100,000 files): where the index was read directly, the
+    /// lookup goes through a second handle on the repository whose index
+    /// holds only the index's `.gitattributes` entries.
+    pub(super) fn conversion(&self, path: &str) -> Option<String> {
+        let view = self.index().ok();
+        match view.as_deref().and_then(IndexView::attributes_repo) {
+            Some(repo) => convert::conversion(repo, path),
+            None => convert::conversion(&self.repo, path),
+        }
+    }
+
     fn tracked(&self, path: &str) -> bool {
-        self.repo.index().ok().is_some_and(|index| index.get_path(Path::new(path), 0).is_some())
+        self.index().ok().is_some_and(|index| index.entry(path).is_some())
     }
 
     /// The paths among `paths` whose working-tree or staged content (or
@@ -123,14 +217,14 @@ impl GitRepo {
 
     /// How each of `paths` stands against HEAD and the index.
     pub(super) fn working_states(&self, head: &Head, paths: &[String]) -> Result<WorkingStates, TxError> {
-        let index = self.repo.index().map_err(TxError::git)?;
+        let index = self.index().map_err(TxError::git)?;
         // Entries written in the index file's last tick may hide a change
         // made in the same tick (git's "racy clean"): only older ones count.
         let index_written = std::fs::metadata(self.repo.path().join("index")).and_then(|m| m.modified()).ok();
         let mut states = WorkingStates::default();
         for path in paths {
             let committed = self.entry_in(head.commit, path);
-            let entry = index.get_path(Path::new(path), 0);
+            let entry = index.entry(path);
             let staged = entry.as_ref().map(|e| e.id);
             let proven = entry.as_ref().filter(|e| stat_proves_clean(&self.root.join(path), e, index_written));
             let working = match proven {
@@ -154,7 +248,7 @@ impl GitRepo {
     /// The blob `git add` would make of the working file at `path` (`None`:
     /// it does not exist), through git's conversions where it has some.
     fn working_blob(&self, path: &str) -> Result<Option<git2::Oid>, TxError> {
-        match convert::conversion(&self.repo, path) {
+        match self.conversion(path) {
             None => worktree::current_blob(&self.root, path),
             Some(_) => worktree::current(&self.root, path)?
                 .map(|bytes| convert::clean(&self.root, path, &bytes, convert::Write::No))
@@ -169,16 +263,8 @@ impl GitRepo {
         if let Some(operation) = InProgress::of(self.repo.state()) {
             return Err(TxError::InProgress { operation });
         }
-        let index = self.repo.index().map_err(TxError::git)?;
-        if index.has_conflicts() {
-            let mut paths: Vec<String> = index
-                .conflicts()
-                .map_err(TxError::git)?
-                .filter_map(|c| c.ok())
-                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
-                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-                .collect();
-            paths.dedup();
+        let paths = self.index().and_then(|index| index.conflicted_paths()).map_err(TxError::git)?;
+        if !paths.is_empty() {
             return Err(TxError::Conflicted { paths });
         }
         Ok(())
@@ -197,24 +283,22 @@ impl GitRepo {
 /// and hashing it (as `git status` decides). Only for entries older than
 /// the index file itself.
 #[cfg(unix)]
-fn stat_proves_clean(full: &Path, entry: &git2::IndexEntry, index_written: Option<std::time::SystemTime>) -> bool {
+fn stat_proves_clean(full: &Path, entry: &EntryInfo, index_written: Option<std::time::SystemTime>) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(meta) = std::fs::symlink_metadata(full) else { return false };
     let Some(index_written) = index_written else { return false };
-    let entry_mtime = std::time::UNIX_EPOCH
-        + std::time::Duration::new(u64::from(entry.mtime.seconds() as u32), entry.mtime.nanoseconds());
+    let entry_mtime = std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(entry.mtime.0), entry.mtime.1);
     meta.is_file()
         && entry_mtime < index_written
-        && meta.size() as u32 == entry.file_size
-        && meta.mtime() as i32 == entry.mtime.seconds()
-        && meta.mtime_nsec() as u32 == entry.mtime.nanoseconds()
-        && meta.ctime() as i32 == entry.ctime.seconds()
+        && meta.size() as u32 == entry.size
+        && (meta.mtime() as u32, meta.mtime_nsec() as u32) == entry.mtime
+        && meta.ctime() as u32 == entry.ctime.0
         && meta.ino() as u32 == entry.ino
         && (meta.mode() & 0o111 != 0) == (entry.mode & 0o111 != 0)
 }
 
 #[cfg(not(unix))]
-fn stat_proves_clean(_: &Path, _: &git2::IndexEntry, _: Option<std::time::SystemTime>) -> bool {
+fn stat_proves_clean(_: &Path, _: &EntryInfo, _: Option<std::time::SystemTime>) -> bool {
     false
 }
 
@@ -234,11 +318,43 @@ mod tests {
         index.add_path(Path::new("a.txt")).unwrap();
         index.write().unwrap();
         let written = std::fs::metadata(dir.path().join(".git/index")).and_then(|m| m.modified()).ok();
-        let entry = index.get_path(Path::new("a.txt"), 0).unwrap();
+        let entry = IndexView::load(&repo).unwrap().entry("a.txt").unwrap();
         assert!(stat_proves_clean(&file, &entry, written));
         // Written in the index's own tick: racy, so not proven.
         assert!(!stat_proves_clean(&file, &entry, Some(an_hour_ago)));
         std::fs::write(&file, "changed\n").unwrap();
         assert!(!stat_proves_clean(&file, &entry, written));
+    }
+
+    /// Attributes from `.gitattributes` in the working tree, in nested
+    /// directories, and in the index alone (a file deleted from the tree
+    /// but still staged) all decide a conversion, as libgit2 reading the
+    /// whole index decides it.
+    #[test]
+    fn attributes_come_from_the_tree_and_from_the_index_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let repo = git2::Repository::init(root).unwrap();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(root.join(".gitattributes"), "*.crlf eol=crlf\n").unwrap();
+        std::fs::write(root.join("sub/.gitattributes"), "*.id ident\n").unwrap();
+        for file in ["a.txt", "a.crlf", "sub/deep/b.id", "sub/c.txt"] {
+            std::fs::write(root.join(file), "x\n").unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index.write().unwrap();
+        // Staged, then deleted from the tree: only the index holds it.
+        std::fs::remove_file(root.join("sub/.gitattributes")).unwrap();
+        let tx = GitRepo::open(git2::Repository::open(root).unwrap()).unwrap();
+        assert!(matches!(*tx.index().unwrap(), IndexView::File { .. }));
+        let expected: Vec<Option<String>> = ["a.txt", "a.crlf", "sub/deep/b.id", "sub/c.txt"]
+            .iter()
+            .map(|path| convert::conversion(&tx.repo, path))
+            .collect();
+        assert_eq!(expected[..3], [None, Some("the `eol` attribute".into()), Some("the `ident` attribute".into())]);
+        for (path, expected) in ["a.txt", "a.crlf", "sub/deep/b.id", "sub/c.txt"].iter().zip(&expected) {
+            assert_eq!(&tx.conversion(path), expected, "{path}");
+        }
     }
 }

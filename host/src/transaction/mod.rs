@@ -10,6 +10,7 @@ mod convert;
 pub mod fault;
 mod gitlock;
 mod guard;
+mod index_file;
 mod journal;
 mod lock;
 mod objects;
@@ -119,6 +120,9 @@ pub struct GitRepo {
     /// State shared by every worktree of the repository: the checks' sandbox.
     shared_dir: PathBuf,
     protection: protect::Protection,
+    /// The index as read for this run's checks (loaded on first use, and
+    /// forgotten when the run writes the index).
+    index: std::cell::RefCell<Option<guard::IndexView>>,
 }
 
 impl GitRepo {
@@ -133,7 +137,7 @@ impl GitRepo {
         let state_dir = repo.path().join("agent-apply");
         let shared_dir = repo.commondir().join("agent-apply");
         let protection = Self::protection_of(&repo, &root, &[], &[]).expect("the built-in globs are valid");
-        Ok(GitRepo { repo, root, state_dir, shared_dir, protection })
+        Ok(GitRepo { repo, root, state_dir, shared_dir, protection, index: Default::default() })
     }
 
     /// Protect `extra` (globs) beside the built-in protected paths, and lift
@@ -151,6 +155,20 @@ impl GitRepo {
         allow: &[String],
     ) -> Result<protect::Protection, protect::GlobError> {
         protect::Protection::new(protect::hooks_dir_inside(repo, root).as_deref(), extra, allow)
+    }
+
+    /// The index, read once for the run's checks.
+    fn index(&self) -> Result<std::cell::Ref<'_, guard::IndexView>, git2::Error> {
+        if self.index.borrow().is_none() {
+            let view = guard::IndexView::load(&self.repo)?;
+            *self.index.borrow_mut() = Some(view);
+        }
+        Ok(std::cell::Ref::map(self.index.borrow(), |view| view.as_ref().expect("loaded above")))
+    }
+
+    /// After the run wrote the index: the next reader reads it again.
+    fn forget_index(&self) {
+        self.index.borrow_mut().take();
     }
 
     pub fn root(&self) -> &Path {

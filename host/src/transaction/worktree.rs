@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
+#[cfg(unix)]
+use super::guard::IndexView;
+#[cfg(unix)]
+use super::index_file::{EntryUpdate, IndexFile, Stamp};
 use super::{GitRepo, TxError, check_path, convert, fault, gitlock};
 
 /// The new state of one path.
@@ -128,9 +132,11 @@ pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) ->
     }
     if stage {
         let lock = repo.path().join("index.lock");
-        gitlock::recorded(state_dir, fault::Stage::MidIndexWrite, std::slice::from_ref(&lock), || {
-            write_index(repo, state_dir, &lock, updates)
-        })?;
+        let written = gitlock::recorded(state_dir, fault::Stage::MidIndexWrite, std::slice::from_ref(&lock), || {
+            write_index(tx, &lock, updates)
+        });
+        tx.forget_index();
+        written?;
     }
     Ok(())
 }
@@ -139,15 +145,91 @@ pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) ->
 /// index lock, as git does: the lock is taken (created exclusively) first,
 /// then the index is read from disk, so a `git add` made while the run was
 /// busy (its checks, say) is kept; the new index is written into the lock
-/// file, which is renamed into place.
-fn write_index(repo: &Repository, state_dir: &Path, lock: &Path, updates: &[PathUpdate]) -> Result<(), TxError> {
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(lock) {
-        Ok(_) => {}
+/// file, which is renamed into place. Patched directly where it can be
+/// ([`patched_index`]), else through libgit2.
+fn write_index(tx: &GitRepo, lock: &Path, updates: &[PathUpdate]) -> Result<(), TxError> {
+    let lock_file = match std::fs::OpenOptions::new().write(true).create_new(true).open(lock) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             return Err(TxError::Locked { lock: lock.to_path_buf() });
         }
         Err(e) => return Err(TxError::io(lock, e)),
+    };
+    let index_path = tx.repo.path().join("index");
+    let Some(bytes) = patched_index(tx, &index_path, updates) else {
+        drop(lock_file);
+        return write_index_with_libgit2(&tx.repo, &tx.state_dir, lock, updates);
+    };
+    let result = (|| {
+        let mut lock_file = lock_file;
+        std::io::Write::write_all(&mut lock_file, &bytes).map_err(|e| TxError::io(lock, e))?;
+        drop(lock_file);
+        std::fs::rename(lock, &index_path).map_err(|e| TxError::io(&index_path, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(lock);
     }
+    result
+}
+
+/// The index file with `updates` patched in ([`IndexFile::patched`]): when
+/// each one rewrites an existing entry with the blob the run committed and
+/// the stat data of the file it wrote. The file the checks read is reused
+/// if it is still the one on disk.
+#[cfg(unix)]
+fn patched_index(tx: &GitRepo, index_path: &Path, updates: &[PathUpdate]) -> Option<Vec<u8>> {
+    let mut entries = Vec::with_capacity(updates.len());
+    for update in updates {
+        let blob = update.blob.filter(|_| !update.deleted)?;
+        let meta = std::fs::symlink_metadata(tx.root.join(&update.path)).ok().filter(|m| m.is_file())?;
+        entries.push(EntryUpdate::from_stat(&update.path, blob, update.executable, &meta));
+    }
+    let on_disk = Stamp::of(&std::fs::metadata(index_path).ok()?);
+    let patch = |file: &IndexFile| {
+        let smudge = racily_changed(tx, file, updates)?;
+        file.patched(&entries, &smudge).ok()
+    };
+    if let Some(file) = tx.index.borrow().as_ref().and_then(IndexView::file)
+        && file.stamp() == on_disk
+    {
+        return patch(file);
+    }
+    patch(&IndexFile::read(index_path).ok()??)
+}
+
+/// The racily clean entries of `file` (but `updates`') whose files changed,
+/// found as git finds them: by content. `None` when one needs git's
+/// conversions to tell (left to libgit2).
+#[cfg(unix)]
+fn racily_changed<'f>(tx: &GitRepo, file: &'f IndexFile, updates: &[PathUpdate]) -> Option<Vec<&'f str>> {
+    let mut changed = Vec::new();
+    for (path, entry) in file.racy_entries() {
+        if updates.iter().any(|u| u.path == path) {
+            continue;
+        }
+        if tx.conversion(path).is_some() {
+            return None;
+        }
+        let same = entry.mode & 0o170000 == 0o100000 && current_blob(&tx.root, path).ok()? == Some(entry.id);
+        if !same {
+            changed.push(path);
+        }
+    }
+    Some(changed)
+}
+
+#[cfg(not(unix))]
+fn patched_index(_: &GitRepo, _: &Path, _: &[PathUpdate]) -> Option<Vec<u8>> {
+    None
+}
+
+/// [`write_index`] through libgit2, with the lock `lock` taken.
+fn write_index_with_libgit2(
+    repo: &Repository,
+    state_dir: &Path,
+    lock: &Path,
+    updates: &[PathUpdate],
+) -> Result<(), TxError> {
     let index_path = repo.path().join("index");
     // libgit2 writes an index only to its own path (taking `path.lock`), so
     // the new index is built in a scratch copy and then moved into the lock.
@@ -320,5 +402,50 @@ fn remove_empty_parents(root: &Path, file: &Path) {
             break;
         }
         dir = d.parent();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// Staging through the direct patch when the index is older than its
+    /// entries: a file changed behind a racily clean entry is marked for git
+    /// to look at, an unchanged one is left alone, the committed one holds
+    /// its new blob.
+    #[test]
+    fn racily_clean_entries_are_checked_by_content_when_the_index_is_patched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let repo = Repository::init(root).unwrap();
+        for (path, body) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
+            std::fs::write(root.join(path), body).unwrap();
+        }
+        let mut index = repo.index().unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index.write().unwrap();
+        let day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86400);
+        std::fs::File::options().write(true).open(root.join(".git/index")).unwrap().set_modified(day_ago).unwrap();
+        std::fs::write(root.join("b.txt"), "B\n").unwrap();
+        std::fs::write(root.join("a.txt"), "new\n").unwrap();
+        let blob = repo.blob(b"new\n").unwrap();
+        let tx = GitRepo::open(Repository::open(root).unwrap()).unwrap();
+        let update = PathUpdate {
+            path: "a.txt".into(),
+            content: None,
+            deleted: false,
+            executable: false,
+            write: false,
+            blob: Some(blob),
+        };
+        let file = IndexFile::read(&root.join(".git/index")).unwrap().unwrap();
+        assert_eq!(racily_changed(&tx, &file, std::slice::from_ref(&update)), Some(vec!["b.txt"]));
+        assert!(patched_index(&tx, &root.join(".git/index"), std::slice::from_ref(&update)).is_some());
+        std::fs::create_dir_all(&tx.state_dir).unwrap();
+        super::update(&tx, &[update], true, &new_nonce()).unwrap();
+        let after = git2::Index::open(&root.join(".git/index")).unwrap();
+        assert_eq!(after.get_path(Path::new("a.txt"), 0).unwrap().id, blob);
+        assert_eq!(after.get_path(Path::new("b.txt"), 0).unwrap().file_size, 0);
+        assert_eq!(after.get_path(Path::new("c.txt"), 0).unwrap().file_size, 2);
     }
 }
