@@ -19,12 +19,7 @@ use super::TxError;
 /// Why git converts `path` (the attribute or setting), or `None` when the
 /// bytes are stored as they are.
 pub fn conversion(repo: &Repository, path: &str) -> Option<String> {
-    conversion_from(repo, path, git2::AttrCheckFlags::FILE_THEN_INDEX)
-}
-
-/// [`conversion`], with `path`'s attributes read from `sources`.
-pub fn conversion_from(repo: &Repository, path: &str, sources: git2::AttrCheckFlags) -> Option<String> {
-    let attr = |name: &str| repo.get_attr(Path::new(path), name, sources).ok().flatten();
+    let attr = |name: &str| repo.get_attr(Path::new(path), name, git2::AttrCheckFlags::FILE_THEN_INDEX).ok().flatten();
     let set = |value: Option<&str>| value.is_some_and(|v| !matches!(v, "false" | "unset" | ""));
     if let Some(filter) = attr("filter").filter(|f| set(Some(f))) {
         return Some(format!("the `{filter}` filter"));

@@ -22,6 +22,8 @@ const HASH_LEN: usize = 20;
 /// the object id; the flags.
 const FIXED_LEN: usize = 62;
 const FLAGS_AT: usize = 60;
+/// Where an entry keeps the file's size.
+const SIZE_AT: usize = 36;
 const ASSUME_VALID: u16 = 0x8000;
 const EXTENDED: u16 = 0x4000;
 const STAGE_SHIFT: u16 = 12;
@@ -280,7 +282,7 @@ impl IndexFile {
             mtime: (be32(b, at + 8), be32(b, at + 12)),
             ino: be32(b, at + 20),
             mode: be32(b, at + 24),
-            size: be32(b, at + 36),
+            size: be32(b, at + SIZE_AT),
             id: Oid::from_bytes(&b[at + 40..at + 60]).expect("twenty bytes"),
             flags_extended: if extended { be16(b, at + FIXED_LEN) } else { 0 },
         }
@@ -344,7 +346,8 @@ impl IndexFile {
         for path in smudge {
             let span =
                 &self.entries[self.position(path.as_bytes()).ok_or(Unsupported("a path the index does not hold"))?];
-            out[span.at as usize + 36..span.at as usize + 40].fill(0);
+            let size_at = span.at as usize + SIZE_AT;
+            out[size_at..size_at + 4].fill(0);
         }
         for (update, &position) in updates.iter().zip(&positions) {
             write_entry(&mut out[self.entries[position].at as usize..], update);
