@@ -137,14 +137,27 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
     mut line_start: impl FnMut(usize) -> usize,
 ) -> String {
     let (bom, body) = split_bom(content);
-    let mut out = String::with_capacity(content.len() + 256);
+    // Byte ranges first, so the result is allocated once at its full size:
+    // grown by doubling, a file's copy was made twice over, and in a wasm
+    // plugin the space it left behind stays in linear memory.
+    let eol_len = eol.len();
+    let mut size = content.len() + 2 * eol_len;
+    let splices: Vec<(usize, usize, &'a [L])> = splices
+        .into_iter()
+        .map(|(range, lines)| {
+            let start = line_start(range.start);
+            let end = line_start(range.end).max(start);
+            size = size - (end - start) + lines.iter().map(|l| l.as_ref().len() + eol_len).sum::<usize>();
+            (start, end, lines)
+        })
+        .collect();
+    let mut out = String::with_capacity(size + eol_len);
     if bom {
         out.push(BOM);
     }
     let empty = out.len();
     let mut copied = 0;
-    for (range, lines) in splices {
-        let start = line_start(range.start);
+    for (start, end, lines) in splices {
         out.push_str(&body[copied..start]);
         // Only a last line lacks its ending; new lines after it need one.
         if !lines.is_empty() && out.len() > empty && !out.ends_with('\n') {
@@ -154,7 +167,7 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
             out.push_str(new.as_ref());
             out.push_str(eol);
         }
-        copied = line_start(range.end).max(start);
+        copied = end;
     }
     out.push_str(&body[copied..]);
     if out.len() > empty {

@@ -294,6 +294,9 @@ impl FileEdits<'_> {
     fn ambiguous(&mut self, changes: &[Change], bases: &Bases<'_>) -> Result<Option<Verdict>, Error> {
         let current = self.current;
         let path = current.path.as_str();
+        if bases.is_head(path, &current.content) == Some(true) {
+            return Ok(None);
+        }
         let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
         // Numbers that do not fit HEAD's version were not written against it.
         let Some((edited, applied)) = self.on_base(&head)? else { return Ok(None) };
