@@ -3,6 +3,7 @@
 //! arguments recognised by their shape rather than by the tool's name, since
 //! harnesses rename tools freely.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
@@ -54,9 +55,7 @@ pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
         reader.out.diagnostics.push(diagnostic);
     }
     for value in &found.values {
-        if let Ok(raw) = serde_json::from_str::<&RawValue>(value.text) {
-            reader.value(raw, 0);
-        }
+        reader.value(value.text.trim_end(), 0);
     }
     for fence in fenced_blocks(reply).into_iter().filter(|f| is_shell_info(f.info)) {
         let command = fence.body.trim_end().to_string();
@@ -82,14 +81,13 @@ struct Reader<'r> {
 
 impl<'r> Reader<'r> {
     /// A call, a list of calls, or a message that holds calls.
-    fn value(&mut self, raw: &'r RawValue, depth: usize) {
-        let text = raw.get();
+    fn value(&mut self, text: &'r str, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
         if text.starts_with('[') {
             for item in serde_json::from_str::<Vec<&'r RawValue>>(text).unwrap_or_default() {
-                self.value(item, depth + 1);
+                self.value(item.get(), depth + 1);
             }
             return;
         }
@@ -105,7 +103,7 @@ impl<'r> Reader<'r> {
             .iter()
             .find_map(|k| fields.get(*k).filter(|inner| holds(k, inner)));
         if let Some(inner) = inner {
-            return self.value(inner, depth + 1);
+            return self.value(inner.get(), depth + 1);
         }
         let Ok(object) = serde_json::from_str::<Map<String, Value>>(text) else { return };
         let start = (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len());
@@ -140,7 +138,7 @@ impl<'r> Reader<'r> {
 /// `tool_use` (`name`, `input`), an OpenAI function call (`name`,
 /// `arguments` as a JSON string), a Chat Completions tool call (`function`),
 /// or bare arguments.
-fn envelope(object: &Map<String, Value>) -> Result<(Option<String>, Map<String, Value>), String> {
+fn envelope(object: &Map<String, Value>) -> Result<(Option<String>, Arguments<'_>), String> {
     let holder = match object.get("function") {
         Some(Value::Object(function)) => function,
         _ => object,
@@ -148,26 +146,36 @@ fn envelope(object: &Map<String, Value>) -> Result<(Option<String>, Map<String, 
     let name = holder.get("name").and_then(Value::as_str);
     let args = ["input", "arguments", "parameters", "args"].iter().find_map(|k| holder.get(*k));
     match (name, args) {
-        (Some(name), Some(Value::Object(args))) => Ok((Some(name.to_string()), args.clone())),
+        (Some(name), Some(Value::Object(args))) => Ok((Some(name.to_string()), Cow::Borrowed(args))),
         (Some(name), Some(Value::String(text))) => match serde_json::from_str::<Map<String, Value>>(text) {
-            Ok(args) => Ok((Some(name.to_string()), args)),
+            Ok(args) => Ok((Some(name.to_string()), Cow::Owned(args))),
             Err(e) => Err(format!("the arguments of the `{name}` call are not a JSON object: {e}")),
         },
         (Some(name), Some(other)) => Err(format!("the arguments of the `{name}` call must be an object, not {other}")),
-        _ => Ok((None, object.clone())),
+        _ => Ok((None, Cow::Borrowed(object))),
     }
 }
 
-/// A key without case, `_` or `-`: `old_string`, `oldString` and
-/// `old-string` agree.
-fn key(k: &str) -> String {
-    k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
+/// A call's arguments: borrowed from the call, or parsed from the string an
+/// OpenAI function call holds them in.
+type Arguments<'a> = Cow<'a, Map<String, Value>>;
+
+/// Whether key `k` is `name` once without case, `_` or `-` (`old_string`,
+/// `oldString` and `old-string` are `oldstring`), compared without building
+/// that form: a reply of thousands of calls names a few keys in each.
+fn key_is(k: &str, name: &str) -> bool {
+    let mut normal = k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase);
+    name.chars().all(|c| normal.next() == Some(c)) && normal.next().is_none()
 }
 
-type Fields<'v> = BTreeMap<String, &'v Value>;
+/// An object's fields, looked up by [`key_is`].
+struct Fields<'v>(&'v Map<String, Value>);
 
-fn fields(args: &Map<String, Value>) -> Fields<'_> {
-    args.iter().map(|(k, v)| (key(k), v)).collect()
+impl<'v> Fields<'v> {
+    fn get(&self, name: &str) -> Option<&'v Value> {
+        // The last such key, as when a later duplicate overwrote an earlier one.
+        self.0.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| v)
+    }
 }
 
 const OLD: &[&str] = &["oldstring", "oldstr"];
@@ -175,7 +183,7 @@ const NEW: &[&str] = &["newstring", "newstr"];
 const PATH: &[&str] = &["filepath", "path", "file"];
 
 fn pick<'v>(f: &Fields<'v>, names: &[&str]) -> Option<&'v Value> {
-    names.iter().find_map(|n| f.get(*n).copied())
+    names.iter().find_map(|n| f.get(n))
 }
 
 /// The string under one of `names` (`what` is the name messages use).
@@ -194,7 +202,7 @@ fn required(f: &Fields<'_>, names: &[&str], what: &str) -> Result<String, String
 /// What the arguments ask for, by their shape; `name` only tells shells
 /// and other tools apart.
 fn classify(name: Option<&str>, args: &Map<String, Value>) -> Result<Found, String> {
-    let f = fields(args);
+    let f = Fields(args);
     let tool = name.unwrap_or("");
     if let Some(Value::String(command)) = f.get("command") {
         if let Some(found) = text_editor(command, &f, tool)? {
@@ -205,13 +213,13 @@ fn classify(name: Option<&str>, args: &Map<String, Value>) -> Result<Found, Stri
         }
     }
     let multi = matches!(pick(&f, &["edits"]), Some(Value::Array(items))
-        if items.iter().all(|item| matches!(item, Value::Object(o) if pick(&fields(o), OLD).is_some())));
+        if items.iter().all(|item| matches!(item, Value::Object(o) if pick(&Fields(o), OLD).is_some())));
     let action = if multi && pick(&f, PATH).is_some() {
         let Some(Value::Array(items)) = pick(&f, &["edits"]) else { unreachable!("checked above") };
         if items.is_empty() {
             return Err("the MultiEdit call has an empty `edits` list".into());
         }
-        let edits = items.iter().filter_map(Value::as_object).map(|o| replacement(&fields(o), false));
+        let edits = items.iter().filter_map(Value::as_object).map(|o| replacement(&Fields(o), false));
         Some(("MultiEdit", Action::MultiEdit { edits: edits.collect::<Result<_, _>>()? }))
     } else if pick(&f, OLD).is_some() {
         Some(("Edit", Action::Replace(replacement(&f, false)?)))
