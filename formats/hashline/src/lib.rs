@@ -70,14 +70,14 @@ impl Operation {
         let n = |v: &Vec<String>| v.len();
         match self {
             Operation::SetLine { anchor, new_text } if new_text.is_empty() => format!("delete line {anchor}"),
-            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({} line(s))", n(new_text)),
+            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({})", lines_label(n(new_text))),
             Operation::ReplaceLines { start, end, new_text } => {
-                format!("replace lines {start}..{end} with {} line(s)", n(new_text))
+                format!("replace lines {start}..{end} with {}", lines_label(n(new_text)))
             }
-            Operation::InsertAfter { anchor, text } => format!("insert {} line(s) after {anchor}", n(text)),
+            Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", lines_label(n(text))),
             Operation::Replace { old_text, new_text } => format!(
-                "replace {} line(s) of text with {}",
-                lines_with_endings(old_text).count(),
+                "replace {} of text with {}",
+                lines_label(lines_with_endings(old_text).count()),
                 lines_with_endings(new_text).count()
             ),
         }

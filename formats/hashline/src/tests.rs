@@ -164,7 +164,16 @@ pytest
     assert_eq!(parsed.edits[0].span.first_line, 3);
     assert_eq!(parsed.edits[2].span.first_line, 5);
     assert_eq!(parsed.commands.len(), 1);
-    assert!(parsed.edits[3].summary.contains("replace lines 1:00..2:00"), "{}", parsed.edits[3].summary);
+    let summaries: Vec<&str> = parsed.edits.iter().map(|e| e.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        [
+            "set line 1:ff (1 line)",
+            "insert 1 line after 2:56",
+            "replace 1 line of text with 1",
+            "replace lines 1:00..2:00 with 2 lines"
+        ]
+    );
 }
 
 #[test]

@@ -61,10 +61,12 @@ impl Action {
             Action::Replace(r) if r.old.is_empty() => format!("create a file of {}", lines_label(lines(&r.new))),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                format!("replace {} line(s) with {}{all}", lines(&r.old), lines(&r.new))
+                format!("replace {} with {}{all}", lines_label(lines(&r.old)), lines(&r.new))
             }
             Action::MultiEdit { edits } => format!("{} replacements in order", edits.len()),
-            Action::Insert { after_line, text } => format!("insert {} line(s) after line {after_line}", lines(text)),
+            Action::Insert { after_line, text } => {
+                format!("insert {} after line {after_line}", lines_label(lines(text)))
+            }
             Action::Write { content, .. } => format!("write the whole file ({})", lines_label(lines(content))),
         }
     }

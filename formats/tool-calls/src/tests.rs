@@ -69,7 +69,7 @@ fn json_lines_compose_in_order_on_one_file() {
     );
     assert_eq!(ok(&[], reply)["n.txt"], "top\na\nc\n");
     let out = parsed(reply);
-    assert_eq!(out.edits[1].summary, "Edit: replace 1 line(s) with 1");
+    assert_eq!(out.edits[1].summary, "Edit: replace 1 line with 1");
 }
 
 #[test]

@@ -251,8 +251,9 @@ impl FileEdits<'_> {
                 .collect();
             let view = self.view(o.edit as usize, &ranges)?;
             let message = format!(
-                "stale: written against {}, and {path} has changed since where this edit goes (now line(s) {} of {path})",
+                "stale: written against {}, and {path} has changed since where this edit goes (now {} {} of {path})",
                 base.label,
+                if listed.len() == 1 && !listed[0].contains('-') { "line" } else { "lines" },
                 listed.join(", ")
             );
             let hint = format!(

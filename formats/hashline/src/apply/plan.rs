@@ -192,9 +192,9 @@ pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings:
         Operation::InsertAfter { anchor, text } => {
             at_anchor(index, anchor, resolve(snap, anchor, settings, true), text, |line| {
                 let what = if line == 0 {
-                    format!("inserted {} line(s) at the start", text.len())
+                    format!("inserted {} at the start", lines_label(text.len()))
                 } else {
-                    format!("inserted {} line(s) after line {line}", text.len())
+                    format!("inserted {} after line {line}", lines_label(text.len()))
                 };
                 (line as usize, line as usize, what)
             })
