@@ -13,8 +13,9 @@ pub fn edit_marker(line: &str) -> Option<&'static str> {
 }
 
 /// Whether `line` may be a marker: every marker starts with one of these
-/// bytes. Most lines are code, told apart here by their first byte past
-/// the blanks, with no trimming.
+/// prefixes. Most lines are code, told apart here by their first bytes past
+/// the blanks, with no trimming: `def`, `-x`, `*args` and `@decorator`
+/// lines are common and are not worth a closer look.
 fn may_be_marker(line: &str) -> bool {
     // Lines of spaces are common (the host blanks what a format read, to
     // look for markers in the rest): skipped a chunk at a time.
@@ -24,11 +25,19 @@ fn may_be_marker(line: &str) -> bool {
     {
         bytes = rest;
     }
-    match bytes.iter().copied().find(|&b| !is_blank(b)) {
-        Some(b'<' | b'-' | b'>' | b'+' | b'@' | b'd' | b'*') => true,
+    let Some(first) = bytes.iter().position(|&b| !is_blank(b)) else { return false };
+    let rest = &bytes[first..];
+    match rest[0] {
+        // Runs of five or more (`<<<<<<< SEARCH`, `------- SEARCH`), or
+        // three (`--- a/`, `+++ b/`, `*** Begin Patch`).
+        b @ (b'<' | b'>') => rest.starts_with(&[b; 5]),
+        b'-' => rest.starts_with(b"---"),
+        b'+' => rest.starts_with(b"+++"),
+        b'*' => rest.starts_with(b"***"),
+        b'@' => rest.starts_with(b"@@"),
+        b'd' => rest.starts_with(b"diff --git "),
         // Unicode white space may come first: the careful way.
-        Some(b) => b >= 0x80,
-        None => false,
+        b => b >= 0x80,
     }
 }
 
@@ -89,6 +98,10 @@ mod tests {
         }
         assert_eq!(first_marker("a\n<<<<<<< SEARCH\n"), Some((2, "editblock")));
         assert_eq!(edit_marker("\u{a0}\u{2003}<<<<<<< SEARCH"), Some("editblock"));
+        // Common code is turned away by its first bytes.
+        for line in ["def f():", "    -x", "*args", "@decorator", "+1", "<div>", ">>> prompt", "--flag", "** 2"] {
+            assert!(!may_be_marker(line), "{line:?}");
+        }
     }
 
     proptest::proptest! {
