@@ -6,11 +6,14 @@
 //! format read are an error naming their reply lines.
 
 use std::ops::Range;
+use std::time::Instant;
 
 use agent_apply_sdk::KEEP_PAYLOADS;
 use agent_apply_sdk::markers::edit_marker;
 use agent_apply_sdk::source::SourceMap;
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, File, OptionValue, Outcome, ParseOutput, Severity, Span};
+use agent_apply_sdk::types::{
+    ApplyOutput, Change, Diagnostic, Edit, EditStatus, File, OptionValue, Outcome, ParseOutput, Severity, Span,
+};
 
 use crate::Error;
 use crate::config::Config;
@@ -262,10 +265,13 @@ pub fn apply(
             &subset
         };
         let files = current.as_deref().unwrap_or(snapshots);
-        let output = part
-            .instance
-            .apply(files, given, &part.options)?
-            .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?;
+        let output = match apply_by_file(part, files, given)? {
+            Some(output) => output,
+            None => part
+                .instance
+                .apply(files, given, &part.options)?
+                .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?,
+        };
         for outcome in output.outcomes {
             if let Some(&index) = mine.get(outcome.edit as usize) {
                 outcomes[index].get_or_insert(Outcome { edit: index as u32, ..outcome });
@@ -279,6 +285,57 @@ pub fn apply(
         }
     }
     Ok((changes, outcomes))
+}
+
+/// `edits` on files this large (in all) are first tried one file at a time.
+const BY_FILE_FROM_BYTES: usize = 4 << 20;
+
+/// `edits` applied one file at a time, when the files are large and each
+/// edit names one file: the component then holds one file and its new
+/// contents at a time, not all of them at once (its memory never shrinks;
+/// a 10 MB reply's run peaked with every file in it twice). `None` when
+/// that does not apply, or when it might not give what one call gives: an
+/// edit failed (a format may retry it on another file), a change is not of
+/// the edit's own file, or the format refused. The caller then applies them
+/// all in one call, so the outcome is always that call's. Calls stop once
+/// half the plugin's time limit is spent, so a run takes at most two and a
+/// half limits where one call took one.
+fn apply_by_file(part: &mut Part, files: &[File], edits: &[Edit]) -> Result<Option<ApplyOutput>, Error> {
+    let size: usize = files.iter().map(|f| f.content.len()).sum();
+    if size < BY_FILE_FROM_BYTES || edits.iter().any(|e| !e.related_paths.is_empty()) {
+        return Ok(None);
+    }
+    let mut by_path: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (index, edit) in edits.iter().enumerate() {
+        match by_path.iter_mut().find(|(path, _)| *path == edit.path) {
+            Some((_, mine)) => mine.push(index),
+            None => by_path.push((&edit.path, vec![index])),
+        }
+    }
+    if by_path.len() < 2 {
+        return Ok(None);
+    }
+    let mut output = ApplyOutput { changes: Vec::new(), outcomes: Vec::with_capacity(edits.len()) };
+    let (started, budget) = (Instant::now(), part.instance.timeout().map(|limit| limit / 2));
+    for (path, mine) in by_path {
+        if budget.is_some_and(|budget| started.elapsed() > budget) {
+            return Ok(None);
+        }
+        let file = files.iter().find(|f| f.path == path).map(std::slice::from_ref).unwrap_or_default();
+        let subset: Vec<Edit> = mine.iter().map(|&i| edits[i].clone()).collect();
+        let Ok(applied) = part.instance.apply(file, &subset, &part.options)? else { return Ok(None) };
+        let own = |change: &Change| matches!(change, Change::Write(_) | Change::Delete(_)) && change.path() == path;
+        if applied.outcomes.iter().any(|o| o.status == EditStatus::Failed) || !applied.changes.iter().all(own) {
+            return Ok(None);
+        }
+        let outcomes = applied
+            .outcomes
+            .into_iter()
+            .filter_map(|o| Some(Outcome { edit: *mine.get(o.edit as usize)? as u32, ..o }));
+        output.outcomes.extend(outcomes);
+        output.changes.extend(applied.changes);
+    }
+    Ok(Some(output))
 }
 
 /// The files after `changes`.

@@ -15,6 +15,7 @@ mod fidelity;
 mod hook;
 mod hostile;
 mod interactive;
+mod large;
 mod limits;
 mod lint;
 mod matched;

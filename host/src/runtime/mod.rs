@@ -442,6 +442,14 @@ impl PluginInstance {
         }
     }
 
+    /// How long one call may run (a native plugin is not limited).
+    pub fn timeout(&self) -> Option<Duration> {
+        match self {
+            PluginInstance::Wasm(wasm) => Some(wasm.timeout),
+            PluginInstance::Native(_) => None,
+        }
+    }
+
     /// What the plugin wrote to stderr so far (shown with `--verbose`); a
     /// native plugin writes to the host's own stderr instead.
     pub fn stderr(&self) -> String {

@@ -1,0 +1,90 @@
+//! Replies whose files are megabytes (over 4 MiB in all): their edits are
+//! first applied one file at a time, to keep the component's memory to one
+//! file, and all at once when that might not give what one call gives. The
+//! outcome is always one call's: the same files, the same reports.
+
+use serde_json::Value;
+
+use crate::rebase::run;
+use crate::repo::TestRepo;
+
+/// About 1.6 MB of distinct lines, each naming `tag`.
+fn big(tag: &str) -> String {
+    (0..120_000).map(|i| format!("{tag} line {i}\n")).collect()
+}
+
+fn block(path: &str, search: &str, replace: &str) -> String {
+    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n\n")
+}
+
+/// Three files, 4.9 MB in all.
+fn repo() -> (TestRepo, [String; 3]) {
+    let files = [big("a"), big("b"), big("c")];
+    let repo = TestRepo::with(&[("a.txt", &files[0]), ("b.txt", &files[1]), ("c.txt", &files[2])]);
+    (repo, files)
+}
+
+fn file(repo: &TestRepo, path: &str) -> String {
+    String::from_utf8(repo.read(path).unwrap()).unwrap()
+}
+
+fn edits(report: &Value) -> &Vec<Value> {
+    report["edits"].as_array().unwrap()
+}
+
+#[test]
+fn edits_of_large_files_apply_as_one_call_would() {
+    let (repo, before) = repo();
+    let reply = [
+        block("a.txt", "a line 10\n", "a line ten\n"),
+        block("b.txt", "b line 20\nb line 21\n", "b line twenty\n"),
+        block("a.txt", "a line 119999\n", "a line last\nand one more\n"),
+        block("c.txt", "c line 0\n", ""),
+    ]
+    .concat();
+    let (code, report) = run(&repo, &["--format", "editblock", "--no-commit"], &reply);
+    assert_eq!(code, 0, "{report}");
+    let applied: Vec<&str> = edits(&report).iter().map(|e| e["status"].as_str().unwrap()).collect();
+    assert_eq!(applied, ["applied"; 4]);
+    // Line numbers as each block saw its file, in reply order.
+    assert!(edits(&report)[2]["message"].as_str().unwrap().contains("lines 120000-120000 of a.txt"), "{report}");
+    let want_a =
+        before[0].replace("a line 10\n", "a line ten\n").replace("a line 119999\n", "a line last\nand one more\n");
+    assert_eq!(file(&repo, "a.txt"), want_a);
+    assert_eq!(file(&repo, "b.txt"), before[1].replace("b line 20\nb line 21\n", "b line twenty\n"));
+    assert_eq!(file(&repo, "c.txt"), before[2].replacen("c line 0\n", "", 1));
+}
+
+#[test]
+fn a_block_found_only_in_another_file_of_a_large_reply_is_applied_there() {
+    // Alone with a.txt the block fails; with every file, as one call has
+    // them, the format places it in b.txt, where it matches once.
+    let (repo, before) = repo();
+    let reply = [
+        block("a.txt", "b line 7\n", "b line seven\n"),
+        block("b.txt", "b line 100\n", "b line hundred\n"),
+        block("c.txt", "c line 1\n", "c line one\n"),
+    ]
+    .concat();
+    let (code, report) = run(&repo, &["--format", "editblock", "--no-commit"], &reply);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(edits(&report)[0]["applied_path"], "b.txt", "{report}");
+    assert_eq!(file(&repo, "a.txt"), before[0]);
+    let want_b = before[1].replace("b line 7\n", "b line seven\n").replace("b line 100\n", "b line hundred\n");
+    assert_eq!(file(&repo, "b.txt"), want_b);
+    assert_eq!(file(&repo, "c.txt"), before[2].replace("c line 1\n", "c line one\n"));
+}
+
+#[test]
+fn a_failing_edit_of_a_large_reply_changes_nothing_and_is_named() {
+    let (repo, before) = repo();
+    let reply = [block("a.txt", "a line 3\n", "a line three\n"), block("b.txt", "no such line\n", "x\n")].concat();
+    let (code, report) = run(&repo, &["--format", "editblock"], &reply);
+    assert_ne!(code, 0, "{report}");
+    assert_eq!(edits(&report)[1]["status"], "failed", "{report}");
+    assert!(edits(&report)[1]["message"].as_str().unwrap().contains("b.txt"), "{report}");
+    for (path, content) in ["a.txt", "b.txt", "c.txt"].iter().zip(&before) {
+        assert_eq!(&file(&repo, path), content, "{path}");
+    }
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+}
