@@ -287,6 +287,20 @@ pub fn apply(
     Ok((changes, outcomes))
 }
 
+/// The `indexes` of `edits` by the path each names, paths in the order
+/// the edits first name them.
+pub fn by_path(edits: &[Edit], indexes: impl IntoIterator<Item = usize>) -> Vec<(&str, Vec<usize>)> {
+    let mut by_path: Vec<(&str, Vec<usize>)> = Vec::new();
+    for index in indexes {
+        let path = edits[index].path.as_str();
+        match by_path.iter_mut().find(|(known, _)| *known == path) {
+            Some((_, mine)) => mine.push(index),
+            None => by_path.push((path, vec![index])),
+        }
+    }
+    by_path
+}
+
 /// `edits` on files this large (in all) are first tried one file at a time.
 const BY_FILE_FROM_BYTES: usize = 4 << 20;
 
@@ -305,13 +319,7 @@ fn apply_by_file(part: &mut Part, files: &[File], edits: &[Edit]) -> Result<Opti
     if size < BY_FILE_FROM_BYTES || edits.iter().any(|e| !e.related_paths.is_empty()) {
         return Ok(None);
     }
-    let mut by_path: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (index, edit) in edits.iter().enumerate() {
-        match by_path.iter_mut().find(|(path, _)| *path == edit.path) {
-            Some((_, mine)) => mine.push(index),
-            None => by_path.push((&edit.path, vec![index])),
-        }
-    }
+    let by_path = by_path(edits, 0..edits.len());
     if by_path.len() < 2 {
         return Ok(None);
     }

@@ -141,7 +141,7 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
     // grown by doubling, a file's copy was made twice over, and in a wasm
     // plugin the space it left behind stays in linear memory.
     let eol_len = eol.len();
-    let mut size = content.len() + 2 * eol_len;
+    let mut size = content.len();
     let splices: Vec<(usize, usize, &'a [L])> = splices
         .into_iter()
         .map(|(range, lines)| {
@@ -151,7 +151,8 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
             (start, end, lines)
         })
         .collect();
-    let mut out = String::with_capacity(size + eol_len);
+    // Room for an ending after an unterminated last line, and a final one.
+    let mut out = String::with_capacity(size + 2 * eol_len);
     if bom {
         out.push(BOM);
     }

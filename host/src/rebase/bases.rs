@@ -131,7 +131,10 @@ impl<'r> Bases<'r> {
         let (blob, content) = match object.kind() {
             Some(ObjectType::Blob) => (object.id(), blob_text(repo, object.id())),
             _ => match object.peel_to_tree().ok().and_then(|tree| tree.get_path(Path::new(path)).ok()) {
-                Some(entry) => (entry.id(), checked_out(repo, path, entry.id())),
+                Some(entry) => {
+                    let converted = crate::transaction::conversion(repo, path).is_some();
+                    (entry.id(), checked_out(repo, path, entry.id(), converted))
+                }
                 None => return Ok(None),
             },
         };
@@ -164,32 +167,23 @@ impl<'r> Bases<'r> {
                 out.push(Base { source: BaseSource::Read, label, blob: blob.to_string(), content });
             }
         }
-        out.extend(
-            self.head(path).filter(|head| head.content != current && !seen.contains(&Oid::from_str(&head.blob).ok())),
-        );
+        out.extend(self.head_other_than(path, current).filter(|head| !seen.contains(&Oid::from_str(&head.blob).ok())));
         out
     }
 
-    /// Whether `current` is exactly HEAD's version of `path`, known from the
-    /// blob ids alone: HEAD's blob is not read (inflated and hashed again
-    /// by libgit2) for a file that has no uncommitted change. `None` when
-    /// the ids cannot say: git's conversions stand between blob and file.
-    pub fn is_head(&self, path: &str, current: &str) -> Option<bool> {
-        let repo = self.repo?;
-        if crate::transaction::conversion(repo, path).is_some() {
-            return None;
-        }
-        let tree = repo.head().ok()?.peel_to_tree().ok()?;
-        let head_blob = tree.get_path(Path::new(path)).ok().map(|entry| entry.id());
-        Some(head_blob == Some(blob_id(current)))
-    }
-
-    /// `path` as HEAD has it.
-    pub fn head(&self, path: &str) -> Option<Base> {
+    /// `path` as HEAD has it, unless that is `current`. Where git converts
+    /// nothing between blob and file, equal ids say so and HEAD's blob is
+    /// not read (inflated and hashed again by libgit2): most files have no
+    /// uncommitted change.
+    pub fn head_other_than(&self, path: &str, current: &str) -> Option<Base> {
         let repo = self.repo?;
         let commit = repo.head().ok()?.peel_to_commit().ok()?;
         let blob = commit.tree().ok()?.get_path(Path::new(path)).ok()?.id();
-        let content = checked_out(repo, path, blob)?;
+        let converted = crate::transaction::conversion(repo, path).is_some();
+        if !converted && blob == blob_id(current) {
+            return None;
+        }
+        let content = checked_out(repo, path, blob, converted).filter(|content| content != current)?;
         let label = format!("HEAD ({})", short(commit.id()));
         Some(Base { source: BaseSource::Head, label, blob: blob.to_string(), content })
     }
@@ -246,10 +240,11 @@ fn blob_text(repo: &Repository, blob: Oid) -> Option<String> {
 
 /// A tree's blob of `path` as `git checkout` writes it (CRLF, filters and
 /// all): the bytes the model saw in the working tree, and the form the
-/// current file is merged in.
-fn checked_out(repo: &Repository, path: &str, blob: Oid) -> Option<String> {
-    match (crate::transaction::conversion(repo, path), repo.workdir()) {
-        (Some(_), Some(root)) => String::from_utf8(crate::transaction::smudge(root, path, blob).ok()?).ok(),
+/// current file is merged in. `converted`: git converts `path` (see
+/// [`crate::transaction::conversion`]).
+fn checked_out(repo: &Repository, path: &str, blob: Oid, converted: bool) -> Option<String> {
+    match (converted, repo.workdir()) {
+        (true, Some(root)) => String::from_utf8(crate::transaction::smudge(root, path, blob).ok()?).ok(),
         _ => blob_text(repo, blob),
     }
 }

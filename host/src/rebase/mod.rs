@@ -76,14 +76,7 @@ pub fn apply(
 ) -> Result<Results, Error> {
     let (mut changes, mut outcomes) = parts::apply(parts, files, edits, allowed)?;
     let mut rebased = Rebased::default();
-    let mut paths: Vec<&str> = Vec::new();
-    for &i in allowed {
-        if !paths.contains(&edits[i].path.as_str()) {
-            paths.push(&edits[i].path);
-        }
-    }
-    for path in paths {
-        let mine: Vec<usize> = allowed.iter().copied().filter(|&i| edits[i].path == path).collect();
+    for (path, mine) in parts::by_path(edits, allowed.iter().copied()) {
         let Some(current) = files.iter().find(|f| f.path == path) else { continue };
         // An edit that also moves or retries on other files is left as it went.
         let plain = mine.iter().all(|&i| {
@@ -253,7 +246,7 @@ impl FileEdits<'_> {
             let message = format!(
                 "stale: written against {}, and {path} has changed since where this edit goes (now {} {} of {path})",
                 base.label,
-                if listed.len() == 1 && !listed[0].contains('-') { "line" } else { "lines" },
+                if matches!(ranges.as_slice(), [one] if one.start == one.end) { "line" } else { "lines" },
                 listed.join(", ")
             );
             let hint = format!(
@@ -295,10 +288,7 @@ impl FileEdits<'_> {
     fn ambiguous(&mut self, changes: &[Change], bases: &Bases<'_>) -> Result<Option<Verdict>, Error> {
         let current = self.current;
         let path = current.path.as_str();
-        if bases.is_head(path, &current.content) == Some(true) {
-            return Ok(None);
-        }
-        let Some(head) = bases.head(path).filter(|h| h.content != current.content) else { return Ok(None) };
+        let Some(head) = bases.head_other_than(path, &current.content) else { return Ok(None) };
         // Numbers that do not fit HEAD's version were not written against it.
         let Some((edited, applied)) = self.on_base(&head)? else { return Ok(None) };
         let now = match changes.iter().find(|c| c.path() == path) {
