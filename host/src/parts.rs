@@ -93,11 +93,14 @@ pub fn read(
         }
         return Ok(Reading { parts, parsed, by });
     }
-    if !reply.lines().any(|line| edit_marker(line).is_some()) {
+    // Most replies are read whole by one format: found out without a
+    // masked copy of the reply (a transient copy of a 10 MB reply is most
+    // of a run's peak memory).
+    let mut unread_lines = markers_left(reply, &parsed);
+    if unread_lines.is_empty() {
         return Ok(Reading { parts, parsed, by });
     }
     let mut rest = masked(reply, &parsed);
-    let mut unread_lines = marker_lines(&rest);
     while !unread_lines.is_empty() {
         let Some(mut part) = best_reader(registry, config, file, &parts, &rest, PART_CONFIDENCE)? else { break };
         let output = part.instance.parse(&rest, &part.options)?;
@@ -202,16 +205,76 @@ fn best_reader(
 /// format's spans still point into the reply.
 fn masked(text: &str, output: &ParseOutput) -> String {
     let mut bytes = text.as_bytes().to_vec();
-    let spans = output.edits.iter().map(|e| e.span).chain(output.commands.iter().map(|c| c.span));
-    for span in spans {
-        let end = (span.end as usize).min(bytes.len());
-        for byte in &mut bytes[(span.start as usize).min(end)..end] {
-            if *byte != b'\n' {
-                *byte = b' ';
+    for range in read_ranges(text, output) {
+        blank(&mut bytes[range]);
+    }
+    String::from_utf8(bytes).expect("whole characters became ASCII spaces")
+}
+
+/// Each byte but line breaks becomes a space.
+fn blank(bytes: &mut [u8]) {
+    bytes.iter_mut().filter(|byte| **byte != b'\n').for_each(|byte| *byte = b' ');
+}
+
+/// What `marker_lines(&masked(text, output))` gives, without the masked
+/// copy: only lines that a span touches are masked, one at a time.
+fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
+    let read = read_ranges(text, output);
+    let mut next = 0;
+    let mut offset = 0;
+    let mut lines = Vec::new();
+    for (index, piece) in text.split_inclusive('\n').enumerate() {
+        let (start, end) = (offset, offset + piece.len());
+        offset = end;
+        while next < read.len() && read[next].end <= start {
+            next += 1;
+        }
+        let touching = read[next..].iter().take_while(|range| range.start < end);
+        let marker = if touching.clone().next().is_none() {
+            edit_marker(line_of(piece))
+        } else {
+            let mut bytes = piece.as_bytes().to_vec();
+            for range in touching {
+                blank(&mut bytes[range.start.max(start) - start..range.end.min(end) - start]);
             }
+            edit_marker(line_of(std::str::from_utf8(&bytes).expect("whole characters became ASCII spaces")))
+        };
+        if marker.is_some() {
+            lines.push(index as u32 + 1);
         }
     }
-    String::from_utf8(bytes).expect("ASCII spaces keep UTF-8 valid")
+    lines
+}
+
+/// The byte ranges of `text` that `output` read, sorted and merged (spans
+/// may overlap: a suggested command inside an edit), widened to whole
+/// characters (a plugin's span may cut one).
+fn read_ranges(text: &str, output: &ParseOutput) -> Vec<Range<usize>> {
+    let spans = output.edits.iter().map(|e| e.span).chain(output.commands.iter().map(|c| c.span));
+    let mut ranges: Vec<Range<usize>> = spans
+        .map(|span| {
+            let end = text.ceil_char_boundary(span.end as usize);
+            text.floor_char_boundary((span.start as usize).min(end))..end
+        })
+        .filter(|range| !range.is_empty())
+        .collect();
+    ranges.sort_by_key(|range| range.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
+}
+
+/// A piece of `split_inclusive('\n')` as `str::lines` gives it.
+fn line_of(piece: &str) -> &str {
+    match piece.strip_suffix('\n') {
+        Some(line) => line.strip_suffix('\r').unwrap_or(line),
+        None => piece,
+    }
 }
 
 /// The lines of `text` (1-based) that hold an edit marker.
@@ -392,6 +455,43 @@ mod tests {
         assert!(matches!(&changes[0], Change::Rename(r) if r.from == "a" && r.content == "2"));
         let after = advanced(&[File::new("a", "1")], &changes);
         assert_eq!(after, vec![File::new("b", "2"), File::new("c", "3")]);
+    }
+
+    fn read_at(spans: &[(u32, u32)]) -> ParseOutput {
+        let edit = |&(start, end): &(u32, u32)| Edit {
+            path: "a".into(),
+            related_paths: Vec::new(),
+            span: Span { start, end, first_line: 1, last_line: 1 },
+            summary: String::new(),
+            payload: String::new(),
+        };
+        ParseOutput { edits: spans.iter().map(edit).collect(), diagnostics: Vec::new(), commands: Vec::new() }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn markers_left_are_the_masked_copys_markers(
+            lines in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\r\n", "--- a/x\n", "x <<<<<<< SEARCH\n",
+                    "é@@ -1 +1 @@\n", "  *** Begin Patch\n", "code é\n", "\n", "\r\n", "+++ b/y",
+                ]),
+                0..12,
+            ),
+            spans in proptest::collection::vec((0u32..120, 0u32..40), 0..5),
+        ) {
+            let text: String = lines.concat();
+            let spans: Vec<(u32, u32)> = spans.iter().map(|&(start, len)| (start, start + len)).collect();
+            let output = read_at(&spans);
+            proptest::prop_assert_eq!(markers_left(&text, &output), marker_lines(&masked(&text, &output)));
+        }
+    }
+
+    #[test]
+    fn a_span_that_cuts_a_character_masks_all_of_it() {
+        let output = read_at(&[(1, 2)]);
+        assert_eq!(masked("é<<<<<<< SEARCH\n", &output), "  <<<<<<< SEARCH\n");
+        assert_eq!(markers_left("é<<<<<<< SEARCH\n", &output), vec![1]);
     }
 
     #[test]
