@@ -2,10 +2,12 @@
 //! every format gets from it.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::kept::{self, KEEP_PAYLOADS};
+use crate::reply_text;
 use crate::types::*;
 use crate::view;
 use crate::workspace::Workspace;
@@ -258,6 +260,11 @@ pub trait Plugin {
     fn detect(&self, reply: &str) -> f32;
     /// The contract's `parse`: edits with JSON payloads, and diagnostics.
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput;
+    /// `parse` of a reply the plugin owns (the wasm export's): a format may
+    /// keep it, for payloads that are slices of it ([`crate::ReplyText`]).
+    fn parse_owned(&self, reply: String, options: &[OptionValue]) -> ParseOutput {
+        self.parse(&reply, options)
+    }
     /// The contract's `apply`: whole new file contents and one outcome per
     /// edit. It takes the edits by value so that each payload is freed once
     /// read: a large reply's payloads are megabytes of linear memory.
@@ -278,32 +285,16 @@ impl<F: Format> Plugin for F {
     }
 
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput {
-        let parsed = Format::parse(self, reply, Options(options));
-        let mut diagnostics = parsed.diagnostics;
-        let mut edits = Vec::with_capacity(parsed.edits.len());
-        let mut ops = Vec::new();
-        let keep = keeps_payloads(options);
-        for ParsedEdit { path, related_paths, span, summary, op } in parsed.edits {
-            let payload = if keep {
-                ops.push(op);
-                String::new()
-            } else {
-                match serde_json::to_string(&op) {
-                    Ok(payload) => payload,
-                    Err(error) => {
-                        let message = format!("internal error: could not encode an edit of {path}: {error}");
-                        diagnostics.push(Diagnostic::error(message, Some(span)));
-                        continue;
-                    }
-                }
-            };
-            edits.push(Edit { path, related_paths, span, summary, payload });
+        encoded(Format::parse(self, reply, Options(options)), options)
+    }
+
+    fn parse_owned(&self, reply: String, options: &[OptionValue]) -> ParseOutput {
+        if !keeps_payloads(options) {
+            return Plugin::parse(self, &reply, options);
         }
-        if keep {
-            let references = kept::with(|kept| kept.keep(ops));
-            edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
-        }
-        ParseOutput { edits, diagnostics, commands: parsed.commands }
+        // The kept payloads may be slices of the reply: it stays with them.
+        let parsed = reply_text::reading(Rc::new(reply), |reply| Format::parse(self, reply, Options(options)));
+        encoded(parsed, options)
     }
 
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
@@ -350,6 +341,36 @@ impl<F: Format> Plugin for F {
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
         Format::lint(self, file)
     }
+}
+
+/// `parsed` as the contract gives it: each payload JSON, or kept in the
+/// instance when the host says it will give the edits back.
+fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue]) -> ParseOutput {
+    let mut diagnostics = parsed.diagnostics;
+    let mut edits = Vec::with_capacity(parsed.edits.len());
+    let mut ops = Vec::new();
+    let keep = keeps_payloads(options);
+    for ParsedEdit { path, related_paths, span, summary, op } in parsed.edits {
+        let payload = if keep {
+            ops.push(op);
+            String::new()
+        } else {
+            match serde_json::to_string(&op) {
+                Ok(payload) => payload,
+                Err(error) => {
+                    let message = format!("internal error: could not encode an edit of {path}: {error}");
+                    diagnostics.push(Diagnostic::error(message, Some(span)));
+                    continue;
+                }
+            }
+        };
+        edits.push(Edit { path, related_paths, span, summary, payload });
+    }
+    if keep {
+        let references = kept::with(|kept| kept.keep(ops));
+        edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
+    }
+    ParseOutput { edits, diagnostics, commands: parsed.commands }
 }
 
 /// Whether `parse` keeps the typed payloads in the instance (the host's

@@ -64,6 +64,7 @@ pub mod matching;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
 pub mod paths;
+pub mod reply_text;
 pub mod repo_path;
 pub mod shifts;
 pub mod source;
@@ -79,6 +80,7 @@ pub use format::{
     edits_by_file,
 };
 pub use kept::KEEP_PAYLOADS;
+pub use reply_text::ReplyText;
 pub use workspace::Workspace;
 
 /// The contract version this SDK implements.
@@ -90,6 +92,7 @@ pub mod prelude {
     pub use crate::format::{Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin};
     pub use crate::matching::{Haystack, LadderOptions, did_you_mean, find_block, replace_block};
     pub use crate::paths::path_before;
+    pub use crate::reply_text::ReplyText;
     pub use crate::source::SourceMap;
     pub use crate::text::{TextStyle, lines_label};
     pub use crate::types::*;
@@ -203,7 +206,7 @@ macro_rules! export_format {
                     $crate::Plugin::detect(instance(), &reply)
                 }
                 fn parse(reply: String, options: Vec<OptionValue>) -> ParseOutput {
-                    $crate::Plugin::parse(instance(), &reply, &options)
+                    $crate::Plugin::parse_owned(instance(), reply, &options)
                 }
                 fn apply(
                     files: Vec<File>,

@@ -185,7 +185,7 @@ impl Parser<'_, '_> {
         let mut lines = Vec::new();
         while let Some(&(_, line)) = self.lines.get(self.i) {
             if let Some(text) = line.strip_prefix('+') {
-                lines.push(text.to_string());
+                lines.push(ReplyText::new(text));
                 self.i += 1;
                 continue;
             }
@@ -194,7 +194,7 @@ impl Parser<'_, '_> {
             let next = self.lines[self.i..].iter().position(|(_, l)| !l.trim().is_empty()).map(|k| self.i + k);
             match next {
                 Some(j) if j > self.i && self.lines[j].1.starts_with('+') => {
-                    lines.extend(std::iter::repeat_n(String::new(), j - self.i));
+                    lines.extend(std::iter::repeat_n(ReplyText::from(String::new()), j - self.i));
                     self.i = j;
                 }
                 _ => break,
@@ -282,7 +282,7 @@ impl Parser<'_, '_> {
                     end_of_file: false,
                 });
                 // `~` marks a blank line written without its space, until the hunk closes.
-                hunk.lines.push(if line.is_empty() { "~".to_string() } else { line.to_string() });
+                hunk.lines.push(ReplyText::new(if line.is_empty() { "~" } else { line }));
             } else {
                 break;
             }
@@ -309,7 +309,7 @@ fn close(mut hunk: Hunk, hunks: &mut Vec<Hunk>) {
     }
     for line in &mut hunk.lines {
         if line == "~" {
-            *line = " ".to_string();
+            *line = ReplyText::from(" ".to_string());
         }
     }
     if !hunk.lines.is_empty() {

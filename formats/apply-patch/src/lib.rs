@@ -19,7 +19,7 @@
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{joined_lines, lines_with_endings, strip_ending};
 use serde::{Deserialize, Serialize};
 
 mod apply;
@@ -37,7 +37,7 @@ pub struct ApplyPatch;
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum FileOp {
     /// `*** Add File:` with its lines (without the `+`).
-    Add { path: String, lines: Vec<String>, at: String },
+    Add { path: String, lines: Vec<ReplyText>, at: String },
     /// `*** Delete File:`.
     Delete { path: String, at: String },
     /// `*** Update File:`, maybe `*** Move to:`, and hunks.
@@ -60,7 +60,7 @@ pub struct Hunk {
     /// Its `@@` scope lines, outermost first.
     pub scopes: Vec<String>,
     /// Lines with their marker: ` ` unchanged, `-` removed, `+` added.
-    pub lines: Vec<String>,
+    pub lines: Vec<ReplyText>,
     /// Followed by `*** End of File`: the old lines end the file.
     #[serde(default)]
     pub end_of_file: bool,
@@ -129,16 +129,6 @@ class Cart:
             result += item.price
         return result
 ";
-
-/// The text of an added file: its lines, each ended by a newline.
-fn added_content(lines: &[String]) -> String {
-    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
-}
 
 impl Format for ApplyPatch {
     type Op = FileOp;
@@ -220,8 +210,8 @@ impl Format for ApplyPatch {
     }
 }
 
-fn add(workspace: &mut Workspace, path: &str, lines: &[String], at: &str) -> Result<Applied, EditFailure> {
-    let content = added_content(lines);
+fn add(workspace: &mut Workspace, path: &str, lines: &[ReplyText], at: &str) -> Result<Applied, EditFailure> {
+    let content = joined_lines(lines);
     match workspace.read(path) {
         Some(existing) if existing == content || TextStyle::detect(existing).restyle(&content) == existing => {
             Err(EditFailure::new(

@@ -149,7 +149,7 @@ fn short(text: &str, max: usize) -> String {
 fn hunk_opening(hunk: &Hunk) -> String {
     let mut out = String::from("the hunk begins:\n");
     for line in hunk.lines.iter().take(4) {
-        let shown = if let Some(rest) = line.strip_prefix('~') { format!(" {rest}") } else { line.clone() };
+        let shown = if let Some(rest) = line.strip_prefix('~') { format!(" {rest}") } else { line.to_string() };
         out.push_str(&format!("    {}\n", short(&shown, 100)));
     }
     out

@@ -68,7 +68,7 @@ pub struct Hunk {
     pub new_count: Option<u32>,
     /// Lines with their marker: ` ` context, `-` removed, `+` added, `~`
     /// context written without a marker.
-    pub lines: Vec<String>,
+    pub lines: Vec<ReplyText>,
     #[serde(default)]
     pub old_no_eol: bool,
     #[serde(default)]

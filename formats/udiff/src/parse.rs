@@ -100,7 +100,7 @@ impl Section {
         if lines.is_empty() {
             return Some("its last hunk has no lines");
         }
-        let counted = |lines: &[String]| {
+        let counted = |lines: &[ReplyText]| {
             let old = lines.iter().filter(|l| !l.starts_with('+')).count() as u32;
             let new = lines.iter().filter(|l| !l.starts_with('-')).count() as u32;
             (hunk.old_count.map(|count| old.cmp(&count)), hunk.new_count.map(|count| new.cmp(&count)))
@@ -425,9 +425,9 @@ impl RegionReader<'_, '_> {
         let hunk = self.section.as_mut().and_then(|s| s.hunks.last_mut()).expect("a hunk is open");
         match first {
             Some(b'\\') => self.no_newline_marker(i),
-            Some(b' ' | b'+' | b'-') => hunk.lines.push(line.to_string()),
-            None => hunk.lines.push("~".to_string()),
-            Some(_) if self.region.fenced => hunk.lines.push(format!("~{line}")),
+            Some(b' ' | b'+' | b'-') => hunk.lines.push(ReplyText::new(line)),
+            None => hunk.lines.push(ReplyText::from("~".to_string())),
+            Some(_) if self.region.fenced => hunk.lines.push(format!("~{line}").into()),
             Some(_) => {
                 // Bare text: an unmarked line ends the diff (prose after it).
                 self.in_hunk = false;

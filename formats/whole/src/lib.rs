@@ -20,7 +20,7 @@ pub struct Whole;
 /// The private payload of one edit: the file's new contents as the model wrote them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WholeFile {
-    pub content: String,
+    pub content: ReplyText,
     /// `parse` found placeholder lines in `content` (and warned): only then
     /// does `apply` look for them again, against the file. Absent in a
     /// payload from elsewhere: look.
@@ -147,7 +147,7 @@ impl Format for Whole {
                 related_paths: Vec::new(),
                 span,
                 summary: format!("write the whole file ({})", lines_label(lines)),
-                op: WholeFile { content: block.body.to_string(), placeholders: !elisions.is_empty() },
+                op: WholeFile { content: ReplyText::new(block.body), placeholders: !elisions.is_empty() },
             });
         }
         parsed

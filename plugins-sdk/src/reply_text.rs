@@ -1,0 +1,177 @@
+//! Payload text that may be a slice of the reply instead of a copy.
+//!
+//! A large reply's payloads are mostly its own text: a file's new contents,
+//! a hunk's lines, a block's SEARCH text. When the host keeps the payloads
+//! in the instance (see [`crate::KEEP_PAYLOADS`]), `parse` keeps the reply
+//! too, and a [`ReplyText`] made from a slice of it holds only where the
+//! slice is, not its bytes: the instance then holds the reply once instead
+//! of the reply and a copy of nearly all of it. Anywhere else (JSON
+//! payloads, a native plugin, text the format built) it is an owned string.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::rc::Rc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+thread_local! {
+    /// The reply of the `parse` running now, when its payloads are kept.
+    static READING: RefCell<Option<Rc<String>>> = const { RefCell::new(None) };
+}
+
+/// Text of a payload: a slice of the kept reply, or its own string. It
+/// reads as a `&str`, and serializes as one.
+#[derive(Clone)]
+pub struct ReplyText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Owned(String),
+    InReply { reply: Rc<String>, start: u32, end: u32 },
+}
+
+impl ReplyText {
+    /// `text` as payload text: where it lies when it is a slice of the
+    /// reply being parsed with kept payloads, else a copy.
+    pub fn new(text: &str) -> Self {
+        let within = READING.with(|reading| {
+            let reading = reading.borrow();
+            let reply = reading.as_ref()?;
+            let offset = (text.as_ptr() as usize).checked_sub(reply.as_ptr() as usize)?;
+            let range = offset..offset + text.len();
+            (range.end <= reply.len()).then(|| (Rc::clone(reply), range))
+        });
+        match within {
+            Some((reply, Range { start, end })) => {
+                ReplyText(Repr::InReply { reply, start: start as u32, end: end as u32 })
+            }
+            None => ReplyText(Repr::Owned(text.to_string())),
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Owned(text) => text,
+            Repr::InReply { reply, start, end } => &reply[*start as usize..*end as usize],
+        }
+    }
+
+    /// Whether the text is a slice of a kept reply (for tests of formats).
+    pub fn is_in_reply(&self) -> bool {
+        matches!(self.0, Repr::InReply { .. })
+    }
+}
+
+/// Runs `parse` with `reply` as the reply [`ReplyText::new`] slices (the
+/// host keeps payloads; replies over 4 GiB are copied as before).
+pub(crate) fn reading<R>(reply: Rc<String>, parse: impl FnOnce(&str) -> R) -> R {
+    let text = Rc::clone(&reply);
+    if u32::try_from(reply.len()).is_ok() {
+        READING.with(|reading| *reading.borrow_mut() = Some(reply));
+    }
+    let result = parse(&text);
+    READING.with(|reading| *reading.borrow_mut() = None);
+    result
+}
+
+impl Deref for ReplyText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for ReplyText {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<String> for ReplyText {
+    fn from(text: String) -> Self {
+        ReplyText(Repr::Owned(text))
+    }
+}
+
+impl From<&str> for ReplyText {
+    fn from(text: &str) -> Self {
+        ReplyText::new(text)
+    }
+}
+
+impl PartialEq for ReplyText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ReplyText {}
+
+impl PartialEq<str> for ReplyText {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ReplyText {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Debug for ReplyText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for ReplyText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ReplyText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ReplyText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(ReplyText::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_of_the_reply_being_read_is_kept_as_where_it_lies() {
+        let reply = Rc::new("a\nbcd\ne\n".to_string());
+        let (inside, outside) = reading(Rc::clone(&reply), |text| {
+            (ReplyText::new(&text[2..6]), ReplyText::new(&format!("{}x", &text[2..6])))
+        });
+        assert!(inside.is_in_reply() && inside == "bcd\n");
+        assert!(!outside.is_in_reply() && outside == "bcd\nx");
+        // Once parse is over, a slice of the same text is a copy: nothing
+        // of a later parse is mistaken for a slice of this reply.
+        assert!(!ReplyText::new(&reply[2..6]).is_in_reply());
+        assert_eq!(serde_json::to_string(&inside).unwrap(), "\"bcd\\n\"");
+        let back: ReplyText = serde_json::from_str("\"bcd\\n\"").unwrap();
+        assert!(!back.is_in_reply() && back == inside);
+    }
+
+    #[test]
+    fn text_just_past_the_reply_is_copied() {
+        let reply = Rc::new("abc".to_string());
+        let other = String::from("xyz");
+        reading(reply, |text| {
+            assert!(ReplyText::new(&text[3..]).is_in_reply(), "the empty end of the reply is in it");
+            assert!(!ReplyText::new(&other).is_in_reply());
+        });
+    }
+}
