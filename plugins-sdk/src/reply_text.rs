@@ -50,6 +50,36 @@ impl ReplyText {
         }
     }
 
+    /// `lines`, each ended by a newline ([`crate::text::joined_lines`]):
+    /// the slice of the reply they are when they follow each other there,
+    /// each ended by `\n`, else a copy.
+    pub fn joined<L: AsRef<str>>(lines: &[L]) -> Self {
+        let within = READING.with(|reading| {
+            let reading = reading.borrow();
+            let reply = reading.as_ref()?;
+            let (base, bytes) = (reply.as_ptr() as usize, reply.as_bytes());
+            let mut range: Option<Range<usize>> = None;
+            for line in lines {
+                let line = line.as_ref();
+                let offset = (line.as_ptr() as usize).checked_sub(base)?;
+                if range.as_ref().is_some_and(|range| range.end != offset) {
+                    return None;
+                }
+                let stop = offset.checked_add(line.len())?;
+                // A line of the reply is followed by its `\n` there.
+                (bytes.get(stop) == Some(&b'\n')).then_some(())?;
+                range = Some(range.map_or(offset, |range| range.start)..stop + 1);
+            }
+            range.map(|range| (Rc::clone(reply), range))
+        });
+        match within {
+            Some((reply, Range { start, end })) => {
+                ReplyText(Repr::InReply { reply, start: start as u32, end: end as u32 })
+            }
+            None => ReplyText(Repr::Owned(crate::text::joined_lines(lines))),
+        }
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -163,6 +193,26 @@ mod tests {
         assert_eq!(serde_json::to_string(&inside).unwrap(), "\"bcd\\n\"");
         let back: ReplyText = serde_json::from_str("\"bcd\\n\"").unwrap();
         assert!(!back.is_in_reply() && back == inside);
+    }
+
+    #[test]
+    fn lines_that_follow_each_other_in_the_reply_join_as_its_slice() {
+        let reply = Rc::new("a\nbc\n\nd\r\ne".to_string());
+        reading(reply, |text| {
+            let lines: Vec<&str> = text.split('\n').collect();
+            let joined = |lines: &[&str]| {
+                let text = ReplyText::joined(lines);
+                assert_eq!(text.as_str(), crate::text::joined_lines(lines));
+                text.is_in_reply()
+            };
+            assert!(joined(&lines[0..3]), "a, bc and the empty line");
+            assert!(joined(&lines[2..3]));
+            assert!(!joined(&[lines[0], lines[2]]), "not next to each other");
+            assert!(!joined(&[lines[3].trim_end_matches('\r')]), "d, its `\\r\\n` taken off, is not followed by `\\n`");
+            assert!(!joined(&lines[4..5]), "e has no newline after it");
+            assert!(!joined(&["a"]), "a copy of a line, not the line");
+            assert!(!joined(&[]));
+        });
     }
 
     #[test]

@@ -288,7 +288,7 @@ fn stale_number_failures(
 /// the file has, worded as this edit's failure.
 fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
     let old = file.lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
-    let new: Vec<&str> = op.lines.iter().map(String::as_str).collect();
+    let new: Vec<&str> = op.lines.iter().map(ReplyText::as_str).collect();
     let failure = agent_apply_sdk::matching::elided_replacement(old, &new, file.lines.iter().copied())?;
     Some(EditFailure { message: format!("{} on {}: {}", op.label(), file.path, failure.message), ..failure })
 }
@@ -349,7 +349,7 @@ fn applied_message(path: &str, op: &RangeEdit, new_start: u32) -> String {
 }
 
 /// Every non-blank replacement line starts with `N: `, numbers in sequence.
-fn copied_prefixes(lines: &[String]) -> bool {
+fn copied_prefixes(lines: &[ReplyText]) -> bool {
     let numbers: Vec<Option<u64>> = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
@@ -433,7 +433,7 @@ fn repeated_neighbours(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFail
 
 /// Whether the file's lines from `first` on are `lines`, one of them
 /// distinctive.
-fn repeats(file: &EditedFile<'_>, first: i64, lines: &[String]) -> bool {
+fn repeats(file: &EditedFile<'_>, first: i64, lines: &[ReplyText]) -> bool {
     let in_file: Option<Vec<&str>> = (0..lines.len() as i64).map(|j| file.line(first + j)).collect();
     in_file.is_some_and(|in_file| {
         in_file.iter().zip(lines).all(|(a, b)| same(a, b)) && in_file.iter().any(|l| distinctive(l))

@@ -86,7 +86,7 @@ pub struct RangeEdit {
     /// Last line replaced; `start - 1` for an insertion before `start`.
     pub end: u32,
     /// The replacement lines, without endings.
-    pub lines: Vec<String>,
+    pub lines: Vec<ReplyText>,
     /// The version tag the edit was written against, if it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,

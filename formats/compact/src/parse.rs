@@ -142,8 +142,8 @@ fn is_blank(line: &str) -> bool {
 }
 
 /// The replacement lines of a body, without endings.
-fn body_lines(body: &str) -> Vec<String> {
-    lines_with_endings(body).map(|l| strip_ending(l).to_string()).collect()
+fn body_lines(body: &str) -> Vec<ReplyText> {
+    lines_with_endings(body).map(|l| ReplyText::new(strip_ending(l))).collect()
 }
 
 fn summary(range: &Range, count: usize) -> String {
@@ -164,7 +164,7 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn push(&mut self, path: String, range: Range, lines: Vec<String>, start: usize, end: usize) {
+    fn push(&mut self, path: String, range: Range, lines: Vec<ReplyText>, start: usize, end: usize) {
         let span = self.map.span(start, end);
         let number = self.parsed.edits.len() + 1;
         self.parsed.edits.push(ParsedEdit {

@@ -32,12 +32,12 @@ pub struct Block {
     pub reply_line: u32,
     /// The first SEARCH line, shortened, for messages.
     pub first: String,
-    pub search: String,
-    pub replace: String,
+    pub search: ReplyText,
+    pub replace: ReplyText,
     /// Other readings when the block holds several `=======` lines (one of
     /// them is file content): `(search, replace)` for each other divider.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub alternatives: Vec<(String, String)>,
+    pub alternatives: Vec<(ReplyText, ReplyText)>,
 }
 
 const INSTRUCTIONS: &str = "\

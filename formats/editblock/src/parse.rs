@@ -3,7 +3,7 @@
 use agent_apply_sdk::fence::{is_shell_info, opening_info};
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{line_count, lines_with_endings, strip_ending};
 
 use crate::Block;
 
@@ -321,7 +321,7 @@ fn finish(
         );
         return;
     }
-    let split = |at: usize| (joined_lines(&block.body[..at]), joined_lines(&block.body[at + 1..]));
+    let split = |at: usize| (ReplyText::joined(&block.body[..at]), ReplyText::joined(&block.body[at + 1..]));
     let primary = block.dividers[(block.dividers.len() - 1) / 2];
     let (search, replace) = split(primary);
     let alternatives = block.dividers.iter().filter(|&&d| d != primary).map(|&d| split(d)).collect();
