@@ -310,7 +310,7 @@ pub fn apply(
     edits: &[Edit],
     allowed: &[usize],
 ) -> Result<(Vec<Change>, Vec<Option<Outcome>>), Error> {
-    let mut outcomes: Vec<Option<Outcome>> = vec![None; edits.len()];
+    let mut outcomes: Option<Vec<Option<Outcome>>> = None;
     let mut changes: Vec<Change> = Vec::new();
     let mut current: Option<Vec<File>> = None;
     let count = parts.len();
@@ -335,9 +335,18 @@ pub fn apply(
                 .apply(files, given, &part.options)?
                 .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?,
         };
-        for outcome in output.outcomes {
-            if let Some(&index) = mine.get(outcome.edit as usize) {
-                outcomes[index].get_or_insert(Outcome { edit: index as u32, ..outcome });
+        let in_order =
+            |o: &[Outcome]| o.len() == edits.len() && o.iter().enumerate().all(|(i, o)| o.edit as usize == i);
+        if outcomes.is_none() && mine.len() == edits.len() && in_order(&output.outcomes) {
+            // One format read every edit: its outcomes are the list, in place
+            // (a reply of thousands of edits does not hold them twice).
+            outcomes = Some(output.outcomes.into_iter().map(Some).collect());
+        } else {
+            let outcomes = outcomes.get_or_insert_with(|| vec![None; edits.len()]);
+            for outcome in output.outcomes {
+                if let Some(&index) = mine.get(outcome.edit as usize) {
+                    outcomes[index].get_or_insert(Outcome { edit: index as u32, ..outcome });
+                }
             }
         }
         if number + 1 < count {
@@ -347,7 +356,7 @@ pub fn apply(
             fold(&mut changes, change);
         }
     }
-    Ok((changes, outcomes))
+    Ok((changes, outcomes.unwrap_or_else(|| vec![None; edits.len()])))
 }
 
 /// The `indexes` of `edits` by the path each names, paths in the order

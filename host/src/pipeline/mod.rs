@@ -256,7 +256,7 @@ impl Prepared<'_> {
         let shown =
             Shown { dry_run: options.dry_run, partial: self.partial, diff: options.diff, ranges: options.ranges };
         let mut report =
-            ApplyReport::new(format, &self.parsed, &outcomes, rejected, &changes, &|p| before.get(p).copied(), shown);
+            ApplyReport::new(format, &self.parsed, outcomes, rejected, &changes, &|p| before.get(p).copied(), shown);
         report.note_bases(&rebased);
         report.timings.parse_ms = self.parse_ms;
         report.timings.apply_ms = self.apply_ms;
@@ -357,7 +357,7 @@ fn apply_edits(
     bases: &rebase::Bases<'_>,
 ) -> Result<Tried, Error> {
     let allowed: Vec<usize> = selected.iter().copied().filter(|&i| plan.refusal(&edits[i]).is_none()).collect();
-    let (mut changes, mut verdicts, rebased, notes) = if skip_all || allowed.is_empty() {
+    let (mut changes, verdicts, rebased, notes) = if skip_all || allowed.is_empty() {
         (Vec::new(), vec![None; edits.len()], rebase::Rebased::default(), Vec::new())
     } else {
         // Edits written against another version of a file are rebased (#25);
@@ -378,10 +378,11 @@ fn apply_edits(
         plan.refusal(edit)
             .or_else(|| std::iter::once(&edit.path).chain(&edit.related_paths).find_map(|p| binary.get(p)))
     };
-    let outcomes = edits
-        .iter()
+    // Collected in place: the verdicts' buffer becomes the outcomes'.
+    let outcomes = verdicts
+        .into_iter()
         .enumerate()
-        .map(|(index, edit)| match (refusal(edit), verdicts[index].take()) {
+        .map(|(index, verdict)| match (refusal(&edits[index]), verdict) {
             (Some(reason), _) => {
                 Outcome { hint: reason.hint(), ..failed(index, FailureKind::Forbidden, reason.to_string()) }
             }

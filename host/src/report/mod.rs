@@ -153,18 +153,18 @@ pub struct EditJson {
 }
 
 impl EditJson {
-    fn new(outcome: &Outcome, edit: &Edit) -> Self {
+    fn new(outcome: Outcome, edit: &Edit) -> Self {
         EditJson {
             index: outcome.edit as usize + 1,
             path: edit.path.clone(),
-            status: edit_status(outcome),
+            status: edit_status(&outcome),
             kind: outcome.kind,
-            message: outcome.message.clone(),
-            hint: outcome.hint.clone(),
-            applied_path: outcome.applied_path.clone(),
+            message: outcome.message,
+            hint: outcome.hint,
+            applied_path: outcome.applied_path,
             lines: outcome.lines,
             reply_lines: reply_lines(&edit.span),
-            matched: outcome.matched.clone(),
+            matched: outcome.matched,
         }
     }
 }
@@ -256,17 +256,20 @@ impl ApplyReport {
     pub fn new<'a>(
         format: FormatChoice,
         parsed: &ParseOutput,
-        outcomes: &[Outcome],
+        outcomes: Vec<Outcome>,
         rejected: &[usize],
         changes: &[Change],
         before: &dyn Fn(&str) -> Option<&'a str>,
         shown: Shown,
     ) -> Self {
+        // Taken by value: a reply of thousands of edits has their messages
+        // once, not twice.
         let edits: Vec<EditJson> = outcomes
-            .iter()
+            .into_iter()
             .map(|o| {
-                let json = EditJson::new(o, &parsed.edits[o.edit as usize]);
-                match rejected.contains(&(o.edit as usize)) {
+                let edit = o.edit as usize;
+                let json = EditJson::new(o, &parsed.edits[edit]);
+                match rejected.contains(&edit) {
                     true => EditJson { status: EditState::Rejected, kind: None, message: REJECTED.into(), ..json },
                     false => json,
                 }
