@@ -63,6 +63,10 @@ impl ComponentCache {
         self.dir.as_deref()
     }
 
+    /// The key is the run's engine's: its configuration, not the CPU
+    /// features the code was compiled for (an engine without a compiler has
+    /// none). A cache shared by two CPUs is still sound: wasmtime refuses
+    /// code that needs features this CPU lacks, and it is compiled again.
     fn entry_path(&self, engine: &Engine, digest: &str) -> Option<PathBuf> {
         let mut hasher = StableHasher(Xxh3::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -107,14 +111,18 @@ impl ComponentCache {
         }
         let entry = self.entry_path(engine, digest);
         let _during = before_compile();
-        let component = Component::new(engine, wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
+        // The run's engine may only load code: compiled by an engine that
+        // is configured as it is, save for the compiler.
+        let compiler = Engine::new(&super::engine::config()).map_err(|e| format!("cannot compile: {e:#}"))?;
+        let artifact = compiler.precompile_component(wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
         if let Some(path) = entry {
             // A cache that cannot be written only costs the next run a compile.
-            if let Ok(artifact) = component.serialize() {
-                let _ = write_entry(&artifact, &path);
-            }
+            let _ = write_entry(&artifact, &path);
         }
-        Ok(component)
+        // SAFETY: `artifact` was made just now by `precompile_component`, and
+        // wasmtime checks that it fits `engine` before using it.
+        unsafe { Component::deserialize(engine, &artifact) }
+            .map_err(|e| format!("cannot load the compiled code: {e:#}"))
     }
 
     /// The sound entry for the wasm with this digest, mapped from the file.
