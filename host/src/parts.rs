@@ -229,15 +229,18 @@ fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
         while next < read.len() && read[next].end <= start {
             next += 1;
         }
-        let touching = read[next..].iter().take_while(|range| range.start < end);
-        let marker = if touching.clone().next().is_none() {
-            edit_marker(line_of(piece))
-        } else {
-            let mut bytes = piece.as_bytes().to_vec();
-            for range in touching {
-                blank(&mut bytes[range.start.max(start) - start..range.end.min(end) - start]);
+        let mut touching = read[next..].iter().take_while(|range| range.start < end).peekable();
+        let marker = match touching.peek() {
+            None => edit_marker(line_of(piece)),
+            // Blanked whole (most lines of a reply a format read): no marker.
+            Some(range) if range.start <= start && range.end >= start + line_of(piece).len() => None,
+            Some(_) => {
+                let mut bytes = piece.as_bytes().to_vec();
+                for range in touching {
+                    blank(&mut bytes[range.start.max(start) - start..range.end.min(end) - start]);
+                }
+                edit_marker(line_of(std::str::from_utf8(&bytes).expect("whole characters became ASCII spaces")))
             }
-            edit_marker(line_of(std::str::from_utf8(&bytes).expect("whole characters became ASCII spaces")))
         };
         if marker.is_some() {
             lines.push(index as u32 + 1);
