@@ -285,3 +285,15 @@ fn a_running_check_shows_its_name_and_time_at_a_terminal_but_not_under_json() {
     assert!(seen.contains("\"checks\""), "{seen:?}");
     assert!(!seen.contains("running sleep"), "a status line under --json: {seen:?}");
 }
+
+#[test]
+fn escape_codes_a_reply_holds_never_reach_a_pipe() {
+    // The refusal quotes the reply's placeholder line, escape codes and all:
+    // off a terminal they are stripped, whatever the report's own styling.
+    let repo = TestRepo::with(&[("a.rs", "fn a() {}\nfn b() {}\nfn c() {}\n")]);
+    let reply = whole_reply(&[("a.rs", "fn a() {}\n// ... existing code \u{1b}]0;owned\u{7}\u{1b}[2J ...\n")]);
+    let out = repo.apply().arg("--format").arg("whole").write_stdin(reply).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert!(stdout.contains("existing code"), "the refusal quotes the line: {stdout:?}");
+    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'), "{stdout:?} {stderr:?}");
+}

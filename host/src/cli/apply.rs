@@ -22,8 +22,13 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     if global.json {
         output::json(report);
     } else {
-        output::text(&report.human_styled());
-        output::text(&colorize_diff(&report.diff));
+        if output::stdout_styled() {
+            output::text(&report.human_styled());
+            output::text(&colorize_diff(&report.diff));
+        } else {
+            output::text(&report.human());
+            output::text(&report.diff);
+        }
     }
     if global.verbose {
         output::verbose(&applied.plugin_output, &timings(&report.timings));
