@@ -144,7 +144,10 @@ impl GitRepo {
     /// the protection of what `allow` matches (both from config, never from
     /// a reply).
     pub fn protect(&mut self, extra: &[String], allow: &[String]) -> Result<(), protect::GlobError> {
-        self.protection = Self::protection_of(&self.repo, &self.root, extra, allow)?;
+        // `open` protected the built-in paths: only the config's globs change that.
+        if !extra.is_empty() || !allow.is_empty() {
+            self.protection = Self::protection_of(&self.repo, &self.root, extra, allow)?;
+        }
         Ok(())
     }
 
