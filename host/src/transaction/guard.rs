@@ -7,7 +7,7 @@
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use super::index_file::{EntryInfo, IndexFile};
+use super::index_file::{EntryInfo, IndexFile, Stamp};
 use super::{GitRepo, Head, PathError, SnapshotError, TxError, check_path, convert, gitlock, worktree};
 
 /// The index as the run reads it: the file parsed directly where it can
@@ -21,14 +21,18 @@ pub(super) enum IndexView {
         attributes: OnceCell<Option<git2::Repository>>,
         git_dir: PathBuf,
     },
-    Libgit2(git2::Index),
+    /// libgit2's index, and the index file's stamp taken before reading it.
+    Libgit2(git2::Index, Option<Stamp>),
 }
 
 impl IndexView {
     pub(super) fn load(repo: &git2::Repository) -> Result<IndexView, git2::Error> {
         match IndexFile::read(&repo.path().join("index")) {
             Ok(file) => Ok(IndexView::File { file, attributes: OnceCell::new(), git_dir: repo.path().to_path_buf() }),
-            Err(_) => repo.index().map(IndexView::Libgit2),
+            Err(_) => {
+                let stamp = std::fs::metadata(repo.path().join("index")).ok().map(|meta| Stamp::of(&meta));
+                repo.index().map(|index| IndexView::Libgit2(index, stamp))
+            }
         }
     }
 
@@ -50,7 +54,15 @@ impl IndexView {
     pub(super) fn file(&self) -> Option<&IndexFile> {
         match self {
             IndexView::File { file, .. } => file.as_ref(),
-            IndexView::Libgit2(_) => None,
+            IndexView::Libgit2(..) => None,
+        }
+    }
+
+    /// The version of the index file this view read (`None`: none was read).
+    fn stamp(&self) -> Option<Stamp> {
+        match self {
+            IndexView::File { file, .. } => file.as_ref().map(IndexFile::stamp),
+            IndexView::Libgit2(_, stamp) => *stamp,
         }
     }
 
@@ -58,7 +70,7 @@ impl IndexView {
     fn entry(&self, path: &str) -> Option<EntryInfo> {
         match self {
             IndexView::File { file, .. } => file.as_ref()?.entry(path),
-            IndexView::Libgit2(index) => index.get_path(Path::new(path), 0).map(|e| EntryInfo {
+            IndexView::Libgit2(index, _) => index.get_path(Path::new(path), 0).map(|e| EntryInfo {
                 mode: e.mode,
                 id: e.id,
                 ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
@@ -73,7 +85,7 @@ impl IndexView {
     fn conflicted_paths(&self) -> Result<Vec<String>, git2::Error> {
         match self {
             IndexView::File { file, .. } => Ok(file.as_ref().map(IndexFile::conflicted_paths).unwrap_or_default()),
-            IndexView::Libgit2(index) if index.has_conflicts() => {
+            IndexView::Libgit2(index, _) if index.has_conflicts() => {
                 let mut paths: Vec<String> = index
                     .conflicts()?
                     .filter_map(|c| c.ok())
@@ -83,7 +95,7 @@ impl IndexView {
                 paths.dedup();
                 Ok(paths)
             }
-            IndexView::Libgit2(_) => Ok(Vec::new()),
+            IndexView::Libgit2(..) => Ok(Vec::new()),
         }
     }
 }
@@ -218,9 +230,8 @@ impl GitRepo {
     /// How each of `paths` stands against HEAD and the index.
     pub(super) fn working_states(&self, head: &Head, paths: &[String]) -> Result<WorkingStates, TxError> {
         let index = self.index().map_err(TxError::git)?;
-        // Entries written in the index file's last tick may hide a change
-        // made in the same tick (git's "racy clean"): only older ones count.
-        let index_written = std::fs::metadata(self.repo.path().join("index")).and_then(|m| m.modified()).ok();
+        // Judged against the version of the index the entries came from.
+        let index_written = index.stamp();
         let mut states = WorkingStates::default();
         for path in paths {
             let committed = self.entry_in(head.commit, path);
@@ -283,13 +294,12 @@ impl GitRepo {
 /// and hashing it (as `git status` decides). Only for entries older than
 /// the index file itself.
 #[cfg(unix)]
-fn stat_proves_clean(full: &Path, entry: &EntryInfo, index_written: Option<std::time::SystemTime>) -> bool {
+fn stat_proves_clean(full: &Path, entry: &EntryInfo, index_written: Option<Stamp>) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(meta) = std::fs::symlink_metadata(full) else { return false };
     let Some(index_written) = index_written else { return false };
-    let entry_mtime = std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(entry.mtime.0), entry.mtime.1);
     meta.is_file()
-        && entry_mtime < index_written
+        && !index_written.is_racy(entry.mtime)
         && meta.size() as u32 == entry.size
         && (meta.mtime() as u32, meta.mtime_nsec() as u32) == entry.mtime
         && meta.ctime() as u32 == entry.ctime.0
@@ -298,7 +308,7 @@ fn stat_proves_clean(full: &Path, entry: &EntryInfo, index_written: Option<std::
 }
 
 #[cfg(not(unix))]
-fn stat_proves_clean(_: &Path, _: &EntryInfo, _: Option<std::time::SystemTime>) -> bool {
+fn stat_proves_clean(_: &Path, _: &EntryInfo, _: Option<Stamp>) -> bool {
     false
 }
 
@@ -317,11 +327,14 @@ mod tests {
         let mut index = repo.index().unwrap();
         index.add_path(Path::new("a.txt")).unwrap();
         index.write().unwrap();
-        let written = std::fs::metadata(dir.path().join(".git/index")).and_then(|m| m.modified()).ok();
-        let entry = IndexView::load(&repo).unwrap().entry("a.txt").unwrap();
+        let index_file = dir.path().join(".git/index");
+        let view = IndexView::load(&repo).unwrap();
+        let (entry, written) = (view.entry("a.txt").unwrap(), view.stamp());
         assert!(stat_proves_clean(&file, &entry, written));
         // Written in the index's own tick: racy, so not proven.
-        assert!(!stat_proves_clean(&file, &entry, Some(an_hour_ago)));
+        std::fs::File::options().write(true).open(&index_file).unwrap().set_modified(an_hour_ago).unwrap();
+        let racy = Some(Stamp::of(&std::fs::metadata(&index_file).unwrap()));
+        assert!(!stat_proves_clean(&file, &entry, racy));
         std::fs::write(&file, "changed\n").unwrap();
         assert!(!stat_proves_clean(&file, &entry, written));
     }

@@ -50,6 +50,15 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// Whether an entry whose file was modified at `mtime` (seconds,
+    /// nanoseconds) is racily clean against this version of the index: as
+    /// new as it, so a change made in the same tick hides behind the
+    /// entry's stat data (git's rule). Only older entries' stat data proves
+    /// anything.
+    pub fn is_racy(&self, mtime: (u32, u32)) -> bool {
+        (i64::from(mtime.0), i64::from(mtime.1)) >= self.mtime
+    }
+
     #[cfg(unix)]
     pub fn of(meta: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt as _;
@@ -394,14 +403,9 @@ impl IndexFile {
     /// their stat data, so git looks at their content when it writes an
     /// index, and marks the changed ones ([`IndexFile::patched`]'s `smudge`).
     pub fn racy_entries(&self) -> Vec<(&str, EntryInfo)> {
-        let (seconds, nanos) = self.stamp.mtime;
         self.entries
             .iter()
-            .filter(|span| {
-                let (s, ns) = self.info_mtime(span);
-                let newer = i64::from(s) > seconds || (i64::from(s) == seconds && i64::from(ns) >= nanos);
-                newer && stage_of(&self.bytes, span) == 0
-            })
+            .filter(|span| self.stamp.is_racy(self.info_mtime(span)) && stage_of(&self.bytes, span) == 0)
             .map(|span| (span, self.info(span)))
             .filter(|(_, info)| info.mode != 0o160000)
             .filter_map(|(span, info)| Some((std::str::from_utf8(self.name(span)).ok()?, info)))
