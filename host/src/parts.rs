@@ -365,15 +365,7 @@ pub fn apply(
 /// The `indexes` of `edits` by the path each names, paths in the order
 /// the edits first name them.
 pub fn by_path(edits: &[Edit], indexes: impl IntoIterator<Item = usize>) -> Vec<(&str, Vec<usize>)> {
-    let mut by_path: Vec<(&str, Vec<usize>)> = Vec::new();
-    for index in indexes {
-        let path = edits[index].path.as_str();
-        match by_path.iter_mut().find(|(known, _)| *known == path) {
-            Some((_, mine)) => mine.push(index),
-            None => by_path.push((path, vec![index])),
-        }
-    }
-    by_path
+    agent_apply_sdk::indexes_by_path(indexes.into_iter().map(|index| (index, edits[index].path.as_str())))
 }
 
 /// `edits` on files this large (in all) are first tried one file at a time.

@@ -236,14 +236,20 @@ pub fn apply_by_file<'e, Op>(
 }
 
 /// The paths `edits` name, in the order the reply first names each, with
-/// the indexes of their edits in reply order. One pass: a reply of
-/// thousands of edits over dozens of files is not rescanned per file.
+/// the indexes of their edits in reply order.
 pub fn edits_by_file<Op>(edits: &[ParsedEdit<Op>]) -> Vec<(&str, Vec<usize>)> {
+    indexes_by_path(edits.iter().map(|edit| edit.path.as_str()).enumerate())
+}
+
+/// `(index, path)` pairs grouped by path, paths in the order first named,
+/// indexes in the order given. One pass: thousands of edits over dozens of
+/// files are not rescanned per file (the host groups its edits so too).
+pub fn indexes_by_path<'a>(named: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<(&'a str, Vec<usize>)> {
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
     let mut group_of: HashMap<&str, usize> = HashMap::new();
-    for (index, edit) in edits.iter().enumerate() {
-        let group = *group_of.entry(edit.path.as_str()).or_insert_with(|| {
-            groups.push((edit.path.as_str(), Vec::new()));
+    for (index, path) in named {
+        let group = *group_of.entry(path).or_insert_with(|| {
+            groups.push((path, Vec::new()));
             groups.len() - 1
         });
         groups[group].1.push(index);
