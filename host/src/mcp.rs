@@ -193,7 +193,7 @@ fn tool_error(error: Error) -> CallToolResult {
 /// as text. A run that applied nothing is a tool error.
 fn report_result(report: &ApplyReport) -> CallToolResult {
     let value = serde_json::to_value(report).expect("report serializes");
-    let text = if report.reflection.is_empty() { report.human() } else { report.reflection.clone() };
+    let text = if report.reflection.is_empty() { report.human(false) } else { report.reflection.clone() };
     let failed = matches!(report.status, ReportStatus::Failed | ReportStatus::ChecksFailed);
     let mut result = if failed {
         CallToolResult::error(vec![ContentBlock::text(text)])

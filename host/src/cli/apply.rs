@@ -22,11 +22,11 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     if global.json {
         output::json(report);
     } else {
-        if output::stdout_styled() {
-            output::text(&report.human_styled());
+        let styled = output::stdout_styled();
+        output::text(&report.human(styled));
+        if styled {
             output::text(&colorize_diff(&report.diff));
         } else {
-            output::text(&report.human());
             output::text(&report.diff);
         }
     }

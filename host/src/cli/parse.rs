@@ -42,7 +42,7 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     if global.json {
         super::output::json(&report);
     } else {
-        super::output::text(&if super::output::stdout_styled() { report.human_styled() } else { report.human() });
+        super::output::text(&report.human(super::output::stdout_styled()));
     }
     if global.verbose {
         let plugin_output: Vec<_> = reading.parts.iter().map(|p| (p.name.clone(), p.instance.stderr())).collect();

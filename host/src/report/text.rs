@@ -11,17 +11,8 @@ use crate::style::{self, paint};
 use crate::transaction::short_id;
 
 impl ParseReport {
-    /// The report as plain text.
-    pub fn human(&self) -> String {
-        self.text(false)
-    }
-
-    /// The report as text with styles (see [`crate::style`]).
-    pub fn human_styled(&self) -> String {
-        self.text(true)
-    }
-
-    fn text(&self, styled: bool) -> String {
+    /// The report as text, with styles when `styled` (see [`crate::style`]).
+    pub fn human(&self, styled: bool) -> String {
         let mut out = format!("format: {}\n", self.format.name);
         if !self.format.also.is_empty() {
             out += &format!("also read as: {}\n", self.format.also.join(", "));
@@ -44,17 +35,8 @@ impl ParseReport {
 }
 
 impl ApplyReport {
-    /// The report as plain text.
-    pub fn human(&self) -> String {
-        self.text(false)
-    }
-
-    /// The report as text with styles (see [`crate::style`]).
-    pub fn human_styled(&self) -> String {
-        self.text(true)
-    }
-
-    fn text(&self, styled: bool) -> String {
+    /// The report as text, with styles when `styled` (see [`crate::style`]).
+    pub fn human(&self, styled: bool) -> String {
         let mut out = String::new();
         for d in &self.diagnostics {
             out += &diagnostic_line(d, styled);
