@@ -244,6 +244,10 @@ impl Prepared<'_> {
             self.apply_ms += millis(apply_started);
         }
         let Tried { changes, outcomes, rebased, notes } = std::mem::take(&mut self.tried);
+        // The formats are done: their instances' memory (the kept reply and
+        // payloads of a large reply) is freed before the report and the write.
+        let plugin_output: Vec<(String, String)> =
+            self.parts.drain(..).map(|part| (part.name, part.instance.stderr())).collect();
         self.parsed.diagnostics.extend(notes);
         let any_failed = self.malformed
             || outcomes.iter().any(|o| o.status == EditStatus::Failed && !rejected.contains(&(o.edit as usize)));
@@ -252,7 +256,7 @@ impl Prepared<'_> {
         let before: HashMap<&str, &str> =
             plan.snapshots.iter().map(|f| (f.path.as_str(), f.content.as_str())).collect();
         let format =
-            FormatChoice { name: self.parts[0].name.clone(), chosen_by: self.by.clone(), also: self.also.clone() };
+            FormatChoice { name: plugin_output[0].0.clone(), chosen_by: self.by.clone(), also: self.also.clone() };
         let shown =
             Shown { dry_run: options.dry_run, partial: self.partial, diff: options.diff, ranges: options.ranges };
         let mut report =
@@ -268,7 +272,6 @@ impl Prepared<'_> {
         report.stats.reply_bytes = self.reply_bytes;
         report.stats.reply_tokens = self.tokens.take().and_then(|counting| counting.join().ok());
         report.timings.total_ms = self.work_ms + millis(started);
-        let plugin_output = self.parts.iter().map(|part| (part.name.clone(), part.instance.stderr())).collect();
         Ok(Applied { report, plugin_output })
     }
 
