@@ -353,25 +353,28 @@ impl<F: Format> Plugin for F {
 /// instance when the host says it will give the edits back.
 fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue]) -> ParseOutput {
     let mut diagnostics = parsed.diagnostics;
-    let mut edits = Vec::with_capacity(parsed.edits.len());
-    let mut ops = Vec::new();
     let keep = keeps_payloads(options);
-    for ParsedEdit { path, related_paths, span, summary, op } in parsed.edits {
-        let payload = if keep {
-            ops.push(op);
-            String::new()
-        } else {
-            match serde_json::to_string(&op) {
-                Ok(payload) => payload,
-                Err(error) => {
-                    let message = format!("internal error: could not encode an edit of {path}: {error}");
-                    diagnostics.push(Diagnostic::error(message, Some(span)));
-                    continue;
+    let mut ops = Vec::with_capacity(if keep { parsed.edits.len() } else { 0 });
+    // Collected in place where the layouts allow: the parsed edits' buffer
+    // becomes the contract's, not a second one beside it.
+    let mut edits: Vec<Edit> = (parsed.edits.into_iter())
+        .filter_map(|ParsedEdit { path, related_paths, span, summary, op }| {
+            let payload = if keep {
+                ops.push(op);
+                String::new()
+            } else {
+                match serde_json::to_string(&op) {
+                    Ok(payload) => payload,
+                    Err(error) => {
+                        let message = format!("internal error: could not encode an edit of {path}: {error}");
+                        diagnostics.push(Diagnostic::error(message, Some(span)));
+                        return None;
+                    }
                 }
-            }
-        };
-        edits.push(Edit { path, related_paths, span, summary, payload });
-    }
+            };
+            Some(Edit { path, related_paths, span, summary, payload })
+        })
+        .collect();
     if keep {
         let references = kept::with(|kept| kept.keep(ops));
         edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);

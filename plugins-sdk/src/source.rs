@@ -46,6 +46,63 @@ impl SourceMap {
     }
 }
 
+/// A text's lines by index, each with its ending and byte offset, found
+/// from the [`SourceMap`]'s line starts: a parser that steps back and forth
+/// over a reply's lines needs no vector of slices beside it (a 10 MB reply
+/// has some 300,000 lines, and a slice each is megabytes of a plugin's
+/// memory, which never shrinks).
+#[derive(Debug, Clone)]
+pub struct IndexedLines<'a> {
+    text: &'a str,
+    map: SourceMap,
+    count: usize,
+}
+
+impl<'a> IndexedLines<'a> {
+    /// Index the lines of `text`: as many as
+    /// [`lines_with_endings`](crate::text::lines_with_endings) yields.
+    pub fn new(text: &'a str) -> Self {
+        let map = SourceMap::new(text);
+        let starts = map.line_starts.len();
+        // A text that ends with a newline (or is empty) has no line after it.
+        let count = if map.line_starts[starts - 1] as usize == text.len() { starts - 1 } else { starts };
+        IndexedLines { text, map, count }
+    }
+
+    /// How many lines the text has.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the text has no lines (it is empty).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Byte offset where line `index` (0-based) starts; the text's length
+    /// past the last line.
+    pub fn offset(&self, index: usize) -> usize {
+        self.map.line_start(index as u32 + 1)
+    }
+
+    /// Line `index` (0-based) with its ending. Panics past the last line, as
+    /// a slice index does.
+    pub fn line(&self, index: usize) -> &'a str {
+        assert!(index < self.count, "line {index} of a text of {} lines", self.count);
+        &self.text[self.offset(index)..self.offset(index + 1)]
+    }
+
+    /// Index of the first line that starts at or after byte `offset`.
+    pub fn index_at(&self, offset: usize) -> usize {
+        self.map.line_starts[..self.count].partition_point(|&start| (start as usize) < offset)
+    }
+
+    /// The line starts as a [`SourceMap`], for spans.
+    pub fn map(&self) -> &SourceMap {
+        &self.map
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +118,26 @@ mod tests {
         let span = map.lines_span(2, 3);
         assert_eq!((span.start, span.end, span.first_line, span.last_line), (3, 7, 2, 3));
         assert_eq!(map.line_start(99), 9);
+    }
+
+    #[test]
+    fn indexed_lines_are_the_lines_with_endings() {
+        for text in ["", "\n", "a", "a\n", "a\nb", "a\r\nb\n\n", "\n\nx"] {
+            let lines = IndexedLines::new(text);
+            let expected: Vec<&str> = crate::text::lines_with_endings(text).collect();
+            let got: Vec<&str> = (0..lines.len()).map(|i| lines.line(i)).collect();
+            assert_eq!(got, expected, "{text:?}");
+            let mut offset = 0;
+            for (index, line) in expected.iter().enumerate() {
+                assert_eq!(lines.offset(index), offset, "{text:?} line {index}");
+                assert_eq!(lines.index_at(offset), index, "{text:?} at {offset}");
+                offset += line.len();
+            }
+            assert_eq!(lines.offset(lines.len()), text.len());
+            assert_eq!(lines.index_at(text.len()), lines.len(), "{text:?}");
+            assert_eq!(lines.is_empty(), text.is_empty());
+        }
+        // Between two line starts: the next line.
+        assert_eq!(IndexedLines::new("ab\ncd\n").index_at(1), 1);
     }
 }

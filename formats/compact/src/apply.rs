@@ -163,7 +163,7 @@ fn stale_tag_failures(file: &EditedFile<'_>, ops: &[Indexed<'_>], tag: &str) -> 
 }
 
 fn copied_prefixes_failure(path: &str, op: &RangeEdit) -> Option<EditFailure> {
-    copied_prefixes(&op.lines).then(|| {
+    copied_prefixes(&op.lines()).then(|| {
         EditFailure::new(
             FailureKind::Malformed,
             format!("{} on {path}: the replacement lines still carry the view's `N: ` numbers", op.label()),
@@ -288,7 +288,7 @@ fn stale_number_failures(
 /// the file has, worded as this edit's failure.
 fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
     let old = file.lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
-    let new: Vec<&str> = op.lines.iter().map(ReplyText::as_str).collect();
+    let new = op.lines();
     let failure = agent_apply_sdk::matching::elided_replacement(old, &new, file.lines.iter().copied())?;
     Some(EditFailure { message: format!("{} on {}: {}", op.label(), file.path, failure.message), ..failure })
 }
@@ -306,9 +306,13 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>) -> (String, Vec
     for &(i, op) in &standing {
         let new_start = (op.start as i64 + shift) as u32;
         messages.push((i, applied_message(file.path, op, new_start), LineRange::new(op.start, op.end)));
-        shift += op.lines.len() as i64 - (op.end + 1 - op.start) as i64;
+        shift += op.line_count() as i64 - (op.end + 1 - op.start) as i64;
     }
-    let replaced = standing.iter().map(|(_, op)| ((op.start - 1) as usize..op.end as usize, op.lines.as_slice()));
+    let bodies: Vec<Vec<&str>> = standing.iter().map(|(_, op)| op.lines()).collect();
+    let replaced = standing
+        .iter()
+        .zip(&bodies)
+        .map(|((_, op), lines)| ((op.start - 1) as usize..op.end as usize, lines.as_slice()));
     let new_content = splice_lines(file.content, replaced, eol, final_newline);
     let total = (file.lines.len() as i64 + shift) as usize;
     let last_index = standing.iter().map(|(i, _)| *i).max().expect("standing is not empty");
@@ -328,7 +332,7 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>) -> (String, Vec
 /// on) after the edits above it.
 fn applied_message(path: &str, op: &RangeEdit, new_start: u32) -> String {
     let removed = (op.end + 1 - op.start) as usize;
-    let added = op.lines.len();
+    let added = op.line_count();
     let now = match added {
         0 => String::new(),
         1 => format!(", now line {new_start}"),
@@ -349,7 +353,7 @@ fn applied_message(path: &str, op: &RangeEdit, new_start: u32) -> String {
 }
 
 /// Every non-blank replacement line starts with `N: `, numbers in sequence.
-fn copied_prefixes(lines: &[ReplyText]) -> bool {
+fn copied_prefixes(lines: &[&str]) -> bool {
     let numbers: Vec<Option<u64>> = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
@@ -364,24 +368,24 @@ fn copied_prefixes(lines: &[ReplyText]) -> bool {
 
 /// Evidence that an edit's numbers are off (see the crate docs).
 fn suspicious(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
-    if op.lines.is_empty() {
+    if op.body.is_empty() {
         return None;
     }
-    shifted_context(file, op).or_else(|| repeated_neighbours(file, op))
+    let lines = op.lines();
+    shifted_context(file, op, &lines).or_else(|| repeated_neighbours(file, op, &lines))
 }
 
 /// The replacement's first and last lines sit at `START+d` and `END+d` for
 /// exactly one small shift `d`, not at `START` and `END`.
-fn shifted_context(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
+fn shifted_context(file: &EditedFile<'_>, op: &RangeEdit, r: &[&str]) -> Option<EditFailure> {
     const WINDOW: i64 = 8;
-    let r = &op.lines;
     let k = r.len();
-    if op.is_insertion() || k < 2 || !(distinctive(&r[0]) || distinctive(&r[k - 1])) {
+    if op.is_insertion() || k < 2 || !(distinctive(r[0]) || distinctive(r[k - 1])) {
         return None;
     }
     let (s, e) = (op.start as i64, op.end as i64);
     let fits = |d: i64| {
-        file.line(s + d).is_some_and(|l| same(l, &r[0])) && file.line(e + d).is_some_and(|l| same(l, &r[k - 1]))
+        file.line(s + d).is_some_and(|l| same(l, r[0])) && file.line(e + d).is_some_and(|l| same(l, r[k - 1]))
     };
     if fits(0) {
         return None;
@@ -410,8 +414,7 @@ fn shifted_context(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure>
 
 /// The replacement begins with the 1-3 lines just above the range, or ends
 /// with the 1-3 lines just below it (the longest run first).
-fn repeated_neighbours(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
-    let r = &op.lines;
+fn repeated_neighbours(file: &EditedFile<'_>, op: &RangeEdit, r: &[&str]) -> Option<EditFailure> {
     let k = r.len();
     let (s, e) = (op.start as i64, op.end as i64);
     // A replacement whose first (last) line is already the range's own first
@@ -420,11 +423,11 @@ fn repeated_neighbours(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFail
     let keeps = |line: i64, kept: &str| !op.is_insertion() && file.line(line).is_some_and(|l| same(l, kept));
     for m in (1..=3usize).rev().filter(|&m| m <= k) {
         let first = s - m as i64;
-        if repeats(file, first, &r[..m]) && !keeps(s, &r[0]) {
+        if repeats(file, first, &r[..m]) && !keeps(s, r[0]) {
             return Some(repeated(file, op, Neighbours::Above, first, s - 1));
         }
         let last = e + m as i64;
-        if repeats(file, e + 1, &r[k - m..]) && !keeps(e, &r[k - 1]) {
+        if repeats(file, e + 1, &r[k - m..]) && !keeps(e, r[k - 1]) {
             return Some(repeated(file, op, Neighbours::Below, e + 1, last));
         }
     }
@@ -433,7 +436,7 @@ fn repeated_neighbours(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFail
 
 /// Whether the file's lines from `first` on are `lines`, one of them
 /// distinctive.
-fn repeats(file: &EditedFile<'_>, first: i64, lines: &[ReplyText]) -> bool {
+fn repeats(file: &EditedFile<'_>, first: i64, lines: &[&str]) -> bool {
     let in_file: Option<Vec<&str>> = (0..lines.len() as i64).map(|j| file.line(first + j)).collect();
     in_file.is_some_and(|in_file| {
         in_file.iter().zip(lines).all(|(a, b)| same(a, b)) && in_file.iter().any(|l| distinctive(l))

@@ -85,14 +85,26 @@ pub struct RangeEdit {
     pub start: u32,
     /// Last line replaced; `start - 1` for an insertion before `start`.
     pub end: u32,
-    /// The replacement lines, without endings.
-    pub lines: Vec<ReplyText>,
+    /// The replacement lines, each with its ending as written: one text
+    /// (a slice of the reply) rather than a vector of lines, which for a
+    /// reply of thousands of edits was megabytes of the plugin's memory.
+    pub body: ReplyText,
     /// The version tag the edit was written against, if it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
 impl RangeEdit {
+    /// The replacement lines, without endings.
+    fn lines(&self) -> Vec<&str> {
+        lines_with_endings(&self.body).map(strip_ending).collect()
+    }
+
+    /// How many replacement lines there are.
+    fn line_count(&self) -> usize {
+        agent_apply_sdk::text::line_count(&self.body)
+    }
+
     fn is_insertion(&self) -> bool {
         self.end < self.start
     }

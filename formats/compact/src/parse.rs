@@ -5,7 +5,8 @@
 use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::{looks_like_path, normalize, path_before};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::source::IndexedLines;
+use agent_apply_sdk::text::{line_count, strip_ending};
 
 use crate::RangeEdit;
 
@@ -131,19 +132,8 @@ pub fn info_range(info: &str) -> Option<Result<InfoRange, String>> {
     None
 }
 
-/// One line of the reply: byte offset and text with its ending.
-struct Line<'a> {
-    offset: usize,
-    text: &'a str,
-}
-
 fn is_blank(line: &str) -> bool {
     line.trim().is_empty()
-}
-
-/// The replacement lines of a body, without endings.
-fn body_lines(body: &str) -> Vec<ReplyText> {
-    lines_with_endings(body).map(|l| ReplyText::new(strip_ending(l))).collect()
 }
 
 fn summary(range: &Range, count: usize) -> String {
@@ -159,26 +149,26 @@ fn summary(range: &Range, count: usize) -> String {
 
 struct Builder<'a> {
     reply: &'a str,
-    map: SourceMap,
+    map: &'a SourceMap,
     parsed: Parsed<RangeEdit>,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, path: String, range: Range, lines: Vec<ReplyText>, start: usize, end: usize) {
+    fn push(&mut self, path: String, range: Range, body: ReplyText, start: usize, end: usize) {
         let span = self.map.span(start, end);
         let number = self.parsed.edits.len() + 1;
         self.parsed.edits.push(ParsedEdit {
             path,
             related_paths: Vec::new(),
             span,
-            summary: summary(&range, lines.len()),
+            summary: summary(&range, line_count(&body)),
             op: RangeEdit {
                 number,
                 reply_line: span.first_line,
                 start: range.start,
                 end: range.end,
                 tag: range.tag,
-                lines,
+                body,
             },
         });
     }
@@ -204,10 +194,8 @@ impl Builder<'_> {
 
 /// The reply's lines and fenced blocks, found once.
 struct ReplyLines<'a> {
-    lines: Vec<Line<'a>>,
+    lines: IndexedLines<'a>,
     blocks: Vec<Fence<'a>>,
-    /// The reply's length in bytes.
-    end: usize,
 }
 
 impl<'a> ReplyLines<'a> {
@@ -215,13 +203,7 @@ impl<'a> ReplyLines<'a> {
         let blocks = fenced_blocks(reply);
         // Blocks come in reply order: `block_at` searches them by halves.
         debug_assert!(blocks.windows(2).all(|w| w[0].start < w[1].start));
-        let mut lines = Vec::new();
-        let mut offset = 0;
-        for text in lines_with_endings(reply) {
-            lines.push(Line { offset, text });
-            offset += text.len();
-        }
-        ReplyLines { lines, blocks, end: reply.len() }
+        ReplyLines { lines: IndexedLines::new(reply), blocks }
     }
 
     /// The block that opens at byte `offset`, if one does.
@@ -232,12 +214,17 @@ impl<'a> ReplyLines<'a> {
 
     /// Index of the first line at or after byte `offset`.
     fn line_index(&self, offset: usize) -> usize {
-        self.lines.partition_point(|l| l.offset < offset)
+        self.lines.index_at(offset)
     }
 
     /// Byte offset of line `index`, or the reply's end past the last line.
     fn offset_of(&self, index: usize) -> usize {
-        self.lines.get(index).map_or(self.end, |l| l.offset)
+        self.lines.offset(index)
+    }
+
+    /// Line `index`, with its ending.
+    fn line(&self, index: usize) -> &'a str {
+        self.lines.line(index)
     }
 }
 
@@ -246,15 +233,14 @@ const HEADER_RANGE_HINT: &str = "write the range as START-END, 1-based and inclu
 /// Parse a reply. `edit_file` is the edit-mode file (option `file`), for
 /// range blocks that name no file.
 pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
-    let mut b = Builder { reply, map: SourceMap::new(reply), parsed: Parsed::default() };
     let reply_lines = ReplyLines::new(reply);
+    let mut b = Builder { reply, map: reply_lines.lines.map(), parsed: Parsed::default() };
     let mut i = 0;
     while i < reply_lines.lines.len() {
-        let line = &reply_lines.lines[i];
-        i = if let Some(block) = reply_lines.block_at(line.offset) {
+        i = if let Some(block) = reply_lines.block_at(reply_lines.offset_of(i)) {
             standalone_block(&mut b, block, edit_file);
             reply_lines.line_index(block.end)
-        } else if let Some(found) = header(line.text) {
+        } else if let Some(found) = header(reply_lines.line(i)) {
             header_edit(&mut b, &reply_lines, i, found)
         } else {
             i + 1
@@ -267,13 +253,12 @@ pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
 /// (past blank lines), else the legacy bare lines. Returns the index of the
 /// first line after the edit.
 fn header_edit(b: &mut Builder<'_>, reply_lines: &ReplyLines<'_>, i: usize, found: Result<Header, String>) -> usize {
-    let lines = &reply_lines.lines;
-    let start = lines[i].offset;
+    let (lines, start) = (&reply_lines.lines, reply_lines.offset_of(i));
     let mut j = i + 1;
-    while j < lines.len() && is_blank(lines[j].text) && reply_lines.block_at(lines[j].offset).is_none() {
+    while j < lines.len() && is_blank(lines.line(j)) && reply_lines.block_at(lines.offset(j)).is_none() {
         j += 1;
     }
-    let Some(block) = lines.get(j).and_then(|l| reply_lines.block_at(l.offset)) else {
+    let Some(block) = (j < lines.len()).then(|| reply_lines.block_at(lines.offset(j))).flatten() else {
         return legacy_edit(b, reply_lines, i, found);
     };
     match found {
@@ -293,26 +278,26 @@ fn legacy_edit(b: &mut Builder<'_>, reply_lines: &ReplyLines<'_>, i: usize, foun
     let lines = &reply_lines.lines;
     let mut k = i + 1;
     while k < lines.len()
-        && !is_blank(lines[k].text)
-        && header(lines[k].text).is_none()
-        && reply_lines.block_at(lines[k].offset).is_none()
+        && !is_blank(lines.line(k))
+        && header(lines.line(k)).is_none()
+        && reply_lines.block_at(lines.offset(k)).is_none()
     {
         k += 1;
     }
     let body_end = reply_lines.offset_of(k);
     let body_start = reply_lines.offset_of(i + 1).min(body_end);
-    let start = lines[i].offset;
+    let start = lines.offset(i);
     let header_line = b.line_of(start);
     match found {
         Ok(header) => {
-            let body = body_lines(b.text(body_start, body_end));
+            let body = ReplyText::new(b.text(body_start, body_end));
             if body.is_empty() && header.range.end >= header.range.start {
                 let note = Diagnostic {
                     severity: Severity::Note,
                     ..Diagnostic::error(
                         format!(
                             "reply line {header_line}: `{}` has no replacement lines, so it deletes them",
-                            strip_ending(lines[i].text).trim()
+                            strip_ending(lines.line(i)).trim()
                         ),
                         Some(b.map.span(start, body_start)),
                     )
@@ -352,7 +337,7 @@ fn fenced_with_header(b: &mut Builder<'_>, header: Header, start: usize, block: 
         }
         range.tag = range.tag.or(info.range.tag);
     }
-    b.push(header.path, range, body_lines(block.body), start, block.end);
+    b.push(header.path, range, ReplyText::new(block.body), start, block.end);
 }
 
 fn standalone_block(b: &mut Builder<'_>, block: &Fence<'_>, edit_file: Option<&str>) {
@@ -378,7 +363,7 @@ fn standalone_block(b: &mut Builder<'_>, block: &Fence<'_>, edit_file: Option<&s
                 b.error(message, hint, block.start, block.end);
                 return;
             };
-            b.push(path, info.range, body_lines(block.body), block.start, block.end);
+            b.push(path, info.range, ReplyText::new(block.body), block.start, block.end);
         }
         Some(Err(message)) => {
             let hint = "write the info string as `lang:START:END` (1-based, inclusive; START:(START-1) inserts)";

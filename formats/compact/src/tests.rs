@@ -327,9 +327,9 @@ fn example_reply_applies_to_example_files() {
 #[test]
 fn hostile_payloads_do_not_panic() {
     for payload in [
-        r#"{"number":1,"reply_line":1,"start":4294967295,"end":4294967295,"lines":["x"]}"#,
-        r#"{"number":1,"reply_line":1,"start":0,"end":4294967295,"lines":[]}"#,
-        r#"{"number":1,"reply_line":1,"start":5,"end":1,"lines":[]}"#,
+        r#"{"number":1,"reply_line":1,"start":4294967295,"end":4294967295,"body":"x\n"}"#,
+        r#"{"number":1,"reply_line":1,"start":0,"end":4294967295,"body":""}"#,
+        r#"{"number":1,"reply_line":1,"start":5,"end":1,"body":""}"#,
     ] {
         let edit = Edit {
             path: "a.txt".into(),
@@ -363,7 +363,7 @@ mod properties {
     use super::*;
 
     fn range_edit(start: u32, end: u32) -> crate::RangeEdit {
-        crate::RangeEdit { number: 1, reply_line: 1, start, end, lines: Vec::new(), tag: None }
+        crate::RangeEdit { number: 1, reply_line: 1, start, end, body: "".into(), tag: None }
     }
 
     proptest! {

@@ -3,7 +3,8 @@
 use agent_apply_sdk::fence::{is_shell_info, opening_info};
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{line_count, lines_with_endings, strip_ending};
+use agent_apply_sdk::source::IndexedLines;
+use agent_apply_sdk::text::strip_ending;
 
 use crate::Block;
 
@@ -92,10 +93,9 @@ pub(crate) fn parse(reply: &str) -> Parsed<Block> {
 /// line, and what has been found so far.
 struct Reader<'a> {
     reply: &'a str,
-    map: SourceMap,
     parsed: Parsed<Block>,
-    /// Each line's byte offset and text (with its ending).
-    lines: Vec<(usize, &'a str)>,
+    /// The reply's lines, with their endings and offsets; spans come from its map.
+    lines: IndexedLines<'a>,
     fence_open: Option<OpenFence<'a>>,
     pending: Option<Pending<'a>>,
     /// The path of the last block that named one: later blocks without a
@@ -108,19 +108,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn new(reply: &'a str) -> Self {
-        let mut offset = 0;
-        // Sized up front: a big reply's lines are megabytes, copied on every doubling.
-        let mut lines = Vec::with_capacity(line_count(reply));
-        lines.extend(lines_with_endings(reply).map(|l| {
-            let at = offset;
-            offset += l.len();
-            (at, l)
-        }));
         Reader {
             reply,
-            map: SourceMap::new(reply),
             parsed: Parsed::default(),
-            lines,
+            lines: IndexedLines::new(reply),
             fence_open: None,
             pending: None,
             last_path: None,
@@ -131,20 +122,20 @@ impl<'a> Reader<'a> {
 
     /// Line `index` inside an open block. Returns the next line to read.
     fn in_block(&mut self, index: usize) -> usize {
-        let (offset, line) = self.lines[index];
+        let (offset, line) = (self.lines.offset(index), self.lines.line(index));
         match marker(line) {
             Some(Marker::Replace) => {
                 let block = self.pending.take().expect("pending");
                 self.block_number += 1;
                 let end = offset + line.len();
-                finish(&mut self.parsed, &self.map, block, end, self.block_number, index + 1);
+                finish(&mut self.parsed, self.lines.map(), block, end, self.block_number, index + 1);
                 self.floor = index + 1;
             }
             Some(Marker::Search) => {
                 // The previous block never ended; report it and start over here.
                 let block = self.pending.take().expect("pending");
                 self.block_number += 1;
-                unterminated(&mut self.parsed, &self.map, &block, self.block_number, Some(index + 1), false);
+                unterminated(&mut self.parsed, self.lines.map(), &block, self.block_number, Some(index + 1), false);
                 self.floor = index;
                 return index;
             }
@@ -162,7 +153,7 @@ impl<'a> Reader<'a> {
     /// Line `index` outside any block: a SEARCH marker opens one; other
     /// lines only move fences. Returns the next line to read.
     fn outside_block(&mut self, index: usize) -> usize {
-        match marker(self.lines[index].1) {
+        match marker(self.lines.line(index)) {
             Some(Marker::Search) => self.open_block(index),
             Some(Marker::Replace) => {
                 self.stray_replace(index);
@@ -184,7 +175,7 @@ impl<'a> Reader<'a> {
         if let Some(f) = self.fence_open.as_mut() {
             f.had_block = true;
         }
-        let start = self.lines[index].0;
+        let start = self.lines.offset(index);
         self.pending = Some(Pending { path, marker_line: index + 1, start, body: Vec::new(), dividers: Vec::new() });
     }
 
@@ -192,7 +183,7 @@ impl<'a> Reader<'a> {
         self.parsed.diagnostics.push(
             Diagnostic::error(
                 format!("reply line {}: a REPLACE marker with no SEARCH block open", index + 1),
-                Some(self.map.lines_span(index as u32 + 1, index as u32 + 1)),
+                Some(self.lines.map().lines_span(index as u32 + 1, index as u32 + 1)),
             )
             .with_hint("each block is `<<<<<<< SEARCH`, the old lines, `=======`, the new lines, `>>>>>>> REPLACE`"),
         );
@@ -202,7 +193,7 @@ impl<'a> Reader<'a> {
     /// in it, or close it (a shell block that held no edit block is a
     /// suggested command).
     fn track_fence(&mut self, index: usize) {
-        let (offset, line) = self.lines[index];
+        let (offset, line) = (self.lines.offset(index), self.lines.line(index));
         let Some((ch, len, info)) = fence(line) else { return };
         match self.fence_open.as_mut() {
             None => {
@@ -239,7 +230,7 @@ impl<'a> Reader<'a> {
         }
         let command = self.reply[open.body_start..at].trim_end().to_string();
         if !command.is_empty() {
-            self.parsed.commands.push(SuggestedCommand { command, span: self.map.span(open.start, end) });
+            self.parsed.commands.push(SuggestedCommand { command, span: self.lines.map().span(open.start, end) });
         }
     }
 
@@ -254,18 +245,18 @@ impl<'a> Reader<'a> {
             last.and_then(|l| fence(l))
                 .is_some_and(|(ch, len, info)| ch == open.ch && len >= open.len && info.is_empty())
         });
-        unterminated(&mut self.parsed, &self.map, &block, self.block_number, None, !fence_closed);
+        unterminated(&mut self.parsed, self.lines.map(), &block, self.block_number, None, !fence_closed);
     }
 }
 
 /// The path named on the lines just above a SEARCH marker (or in the info
 /// string of the fence the marker sits in), looking no further than `floor`.
-fn path_above(lines: &[(usize, &str)], index: usize, floor: usize, fence: Option<&OpenFence<'_>>) -> Option<String> {
+fn path_above(lines: &IndexedLines<'_>, index: usize, floor: usize, fence: Option<&OpenFence<'_>>) -> Option<String> {
     let mut looked = 0;
     let mut i = index;
     while i > floor && looked < PATH_LOOKBACK {
         i -= 1;
-        let line = strip_ending(lines[i].1);
+        let line = strip_ending(lines.line(i));
         if line.trim().is_empty() {
             continue;
         }
