@@ -384,9 +384,8 @@ fn shifted_context(file: &EditedFile<'_>, op: &RangeEdit, r: &[&str]) -> Option<
         return None;
     }
     let (s, e) = (op.start as i64, op.end as i64);
-    let fits = |d: i64| {
-        file.line(s + d).is_some_and(|l| same(l, r[0])) && file.line(e + d).is_some_and(|l| same(l, r[k - 1]))
-    };
+    let fits =
+        |d: i64| file.line(s + d).is_some_and(|l| same(l, r[0])) && file.line(e + d).is_some_and(|l| same(l, r[k - 1]));
     if fits(0) {
         return None;
     }

@@ -296,3 +296,16 @@ proptest! {
         prop_assert_eq!(written(&out, "f.txt"), want);
     }
 }
+
+#[test]
+fn the_edits_are_sized_by_the_search_marker_lines_and_no_more_than_the_lines_allow() {
+    use agent_apply_sdk::source::IndexedLines;
+    let at_most = |reply: &str| crate::parse::blocks_at_most(&IndexedLines::new(reply), reply);
+    let block = "a.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n";
+    let prose = "SEARCH for the line, then:\n";
+    assert_eq!(at_most(&format!("{block}{prose}{block}")), 2);
+    // A lowercase marker's block is not counted; the vector grows for it.
+    assert_eq!(at_most(&block.replace("SEARCH", "search")), 0);
+    // Markers alone: a block needs three lines at least.
+    assert_eq!(at_most(&"<<<<<<< SEARCH\n".repeat(30)), 10);
+}
