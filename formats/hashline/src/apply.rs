@@ -207,7 +207,7 @@ impl FileEdits<'_> {
         let mut matches = Vec::new();
         for p in keep {
             let old = &self.snap.lines[p.start..p.end];
-            let same = old.len() == p.new.len() && old.iter().zip(&p.new).all(|(a, b)| a == b);
+            let same = old.len() == p.new.len() && old.iter().copied().eq(p.new.iter());
             let message = self.applied_message(&p, same);
             matches.push((p.index, p.matched.clone()));
             self.results.insert(p.index, Ok(Applied { message, lines: Some(p.lines()), applied_path: None }));
@@ -262,7 +262,7 @@ fn overlapping_pairs(plans: &mut [Plan]) -> HashMap<usize, usize> {
 /// New lines that leave code out (a placeholder the file does not have):
 /// the SDK's rule for every format.
 fn elided(snap: &Snapshot<'_>, p: &Plan) -> Option<EditFailure> {
-    let new: Vec<&str> = p.new.iter().map(String::as_str).collect();
+    let new: Vec<&str> = p.new.iter().collect();
     agent_apply_sdk::matching::elided_replacement(&snap.lines[p.start..p.end], &new, snap.lines.iter().copied())
 }
 
@@ -306,8 +306,8 @@ fn splice(snap: &Snapshot<'_>, mut plans: Vec<Plan>) -> String {
             out.push((snap.lines[i], Some(snap.endings[i])));
         }
         next = next.max(p.start);
-        for line in &p.new {
-            out.push((line.as_str(), None));
+        for line in p.new.iter() {
+            out.push((line, None));
         }
         next = next.max(p.end);
     }

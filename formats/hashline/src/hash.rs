@@ -6,6 +6,7 @@
 //! the last `n` digits of the full 8-digit value, so the default 2 digits are
 //! the hash modulo 256.
 
+use crate::NewLines;
 use xxhash_rust::xxh32::xxh32;
 
 /// The shortest and longest hash a view may show.
@@ -99,20 +100,12 @@ pub fn copied_prefix_len(line: &str) -> Option<usize> {
 
 /// Lines without the `N:hh|` prefixes a model copied from a view, but only
 /// when most lines (more than half) carry one; otherwise `None`.
-pub fn strip_copied_prefixes(lines: &[String]) -> Option<Vec<String>> {
+pub fn strip_copied_prefixes(lines: &NewLines) -> Option<NewLines> {
     let carrying = lines.iter().filter(|l| copied_prefix_len(l).is_some()).count();
     if carrying == 0 || carrying * 2 <= lines.len() {
         return None;
     }
-    Some(
-        lines
-            .iter()
-            .map(|l| match copied_prefix_len(l) {
-                Some(n) => l[n..].to_string(),
-                None => l.clone(),
-            })
-            .collect(),
-    )
+    Some(lines.iter().map(|l| copied_prefix_len(l).map_or(l, |n| &l[n..])).collect())
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
-use crate::{Anchor, HashEdit, Operation};
+use crate::{Anchor, HashEdit, NewLines, Operation};
 
 /// How many bare (unfenced) JSON candidates a reply may make us try.
 const MAX_BARE_ATTEMPTS: usize = 64;
@@ -74,17 +74,22 @@ fn pick<'v>(fields: &BTreeMap<String, &'v Value>, names: &[&str]) -> Option<&'v 
 
 /// New text as lines: a string (split at newlines; `""` is no lines), an
 /// array of strings (one per line), or `null` (no lines).
-fn text_lines(value: &Value, what: &str) -> Result<Vec<String>, String> {
+fn text_lines(value: &Value, what: &str) -> Result<NewLines, String> {
     match value {
-        Value::Null => Ok(Vec::new()),
-        Value::String(s) => Ok(lines_with_endings(s).map(|l| strip_ending(l).to_string()).collect()),
+        Value::Null => Ok(NewLines::default()),
+        Value::String(s) => {
+            let mut lines = NewLines::with_capacity(s.len(), line_count(s));
+            lines_with_endings(s).for_each(|l| lines.push(strip_ending(l)));
+            Ok(lines)
+        }
         Value::Array(items) => items
             .iter()
             .map(|item| match item {
-                Value::String(s) => Ok(strip_ending(s).to_string()),
+                Value::String(s) => Ok(strip_ending(s)),
                 other => Err(format!("`{what}` holds {other} where a line (a string) was expected")),
             })
-            .collect(),
+            .collect::<Result<Vec<&str>, _>>()
+            .map(|lines| lines.into_iter().collect()),
         other => Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
     }
 }
@@ -103,7 +108,7 @@ fn anchor_of(value: Option<&Value>, what: &str) -> Result<Anchor, String> {
 
 /// The text fields of an edit, and whether copied `N:hh|` prefixes were
 /// stripped from them.
-fn new_lines(args: &BTreeMap<String, &Value>, names: &[&str], what: &str) -> Result<(Vec<String>, bool), String> {
+fn new_lines(args: &BTreeMap<String, &Value>, names: &[&str], what: &str) -> Result<(NewLines, bool), String> {
     let value = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
     let lines = text_lines(value, what)?;
     Ok(match strip_copied_prefixes(&lines) {
@@ -157,15 +162,15 @@ pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
             let new = pick(&args, &["newtext", "new", "text", "replace"]).ok_or("`new_text` is missing")?;
             let (old_lines, new_lines) = (text_lines(old, "old_text")?, text_lines(new, "new_text")?);
             let mut stripped = false;
-            let mut unprefixed = |lines: Vec<String>| match strip_copied_prefixes(&lines) {
+            let mut unprefixed = |lines: NewLines| match strip_copied_prefixes(&lines) {
                 Some(s) => {
                     stripped = true;
                     s
                 }
                 None => lines,
             };
-            let old_text = joined_lines(&unprefixed(old_lines));
-            let new_text = joined_lines(&unprefixed(new_lines));
+            let old_text = joined_lines(&unprefixed(old_lines).iter().collect::<Vec<_>>());
+            let new_text = joined_lines(&unprefixed(new_lines).iter().collect::<Vec<_>>());
             if old_text.trim().is_empty() {
                 return Err("`old_text` is empty; to add lines use insert_after with an anchor".into());
             }
@@ -410,7 +415,11 @@ pub fn parse(reply: &str) -> Parsed<HashEdit> {
         }
     }
     reader.bare(&fence_ranges);
-    reader.out.edits.sort_by_key(|e| e.span.start);
+    // Fenced and bare edits are found in two passes. Sorted only when they
+    // are out of order: the sort's scratch space is half the edits again.
+    if !reader.out.edits.is_sorted_by_key(|e| e.span.start) {
+        reader.out.edits.sort_by_key(|e| e.span.start);
+    }
     for (index, edit) in reader.out.edits.iter_mut().enumerate() {
         edit.op.label = format!("edit {} (reply line {})", index + 1, edit.span.first_line);
     }

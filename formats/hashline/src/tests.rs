@@ -132,7 +132,7 @@ fn anchors_are_read_tolerantly() {
 
 #[test]
 fn copied_prefixes_are_stripped_only_when_most_lines_have_them() {
-    let v = |s: &[&str]| s.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    let v = |s: &[&str]| s.iter().copied().collect::<crate::NewLines>();
     assert_eq!(strip_copied_prefixes(&v(&["3:ab|x", "4:0c|  y", "z"])), Some(v(&["x", "  y", "z"])));
     assert_eq!(strip_copied_prefixes(&v(&[">>> 3:AB|x"])), Some(v(&["x"])));
     assert_eq!(strip_copied_prefixes(&v(&["3:ab|x", "y"])), None);
@@ -546,4 +546,15 @@ fn a_tag_of_another_version_is_stale_even_where_the_anchors_still_match() {
     assert!(f[0].message.contains(&format!("@{tag}")) && f[0].message.contains(&fresh), "{}", f[0].message);
     assert!(f[0].hint.as_deref().unwrap().contains(&format!("f @{fresh} (4 lines)")));
     assert!(out.changes.is_empty());
+}
+
+#[test]
+fn new_lines_keep_each_line_and_serialize_as_the_list() {
+    let lines: crate::NewLines = ["a", "", "b\nc", "d"].into_iter().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines.iter().collect::<Vec<_>>(), ["a", "", "b\nc", "d"]);
+    let json = serde_json::to_string(&lines).unwrap();
+    assert_eq!(json, r#"["a","","b\nc","d"]"#);
+    assert_eq!(serde_json::from_str::<crate::NewLines>(&json).unwrap(), lines);
+    assert!(crate::NewLines::default().iter().next().is_none());
 }

@@ -6,7 +6,7 @@ use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 
 use crate::hash::{hex, line_hash, matches};
-use crate::{Anchor, HashEdit, Operation, Settings};
+use crate::{Anchor, HashEdit, NewLines, Operation, Settings};
 
 /// The file an edit group works on, read once.
 pub(super) struct Snapshot<'c> {
@@ -139,7 +139,7 @@ pub(super) struct Plan {
     pub(super) index: usize,
     pub(super) start: usize,
     pub(super) end: usize,
-    pub(super) new: Vec<String>,
+    pub(super) new: NewLines,
     pub(super) notes: Vec<String>,
     pub(super) what: String,
     /// How it was placed, for the report.
@@ -211,7 +211,7 @@ fn at_anchor(
     index: usize,
     anchor: &Anchor,
     resolved: Resolved,
-    new: &[String],
+    new: &NewLines,
     place: impl FnOnce(u32) -> (usize, usize, String),
 ) -> Planned {
     match resolved {
@@ -221,7 +221,7 @@ fn at_anchor(
                 index,
                 start,
                 end,
-                new: new.to_vec(),
+                new: new.clone(),
                 notes: if moved { vec![moved_note(anchor, line)] } else { Vec::new() },
                 what,
                 matched: anchor_match(anchor, moved),
@@ -239,7 +239,7 @@ fn replace_lines(
     index: usize,
     start: &Anchor,
     end: &Anchor,
-    new_text: &[String],
+    new_text: &NewLines,
 ) -> Planned {
     if start.line > end.line {
         return Planned::Failed(EditFailure::new(
@@ -270,7 +270,7 @@ fn replace_lines(
         index,
         start: sa.0 as usize - 1,
         end: sb.0 as usize,
-        new: new_text.to_vec(),
+        new: new_text.clone(),
         notes,
         matched: if sa.1 { anchor_match(start, true) } else { anchor_match(end, sb.1) },
         what: if new_text.is_empty() {
@@ -313,7 +313,7 @@ fn replace_text(snap: &Snapshot<'_>, settings: &Settings, index: usize, old_text
     let (s, e) = (replaced.lines.start as usize, replaced.lines.end as usize);
     let grown = after.lines.len() as i64 - snap.lines.len() as i64;
     let new_end = (e as i64 + grown).max(s as i64 - 1) as usize;
-    let new = after.lines[s - 1..new_end].iter().map(|l| l.to_string()).collect();
+    let new = after.lines[s - 1..new_end].iter().copied().collect();
     let mut notes = Vec::new();
     if replaced.level != agent_apply_sdk::matching::Level::Exact {
         notes.push(format!("old_text matched {}", replaced.level.describe()));
