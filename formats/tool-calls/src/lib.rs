@@ -75,11 +75,21 @@ impl Action {
 /// The private payload of one edit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Call {
-    /// `call 2 (`Edit`, reply line 7)`, for messages.
-    pub label: String,
+    /// 1-based number of the call among the reply's edits.
+    pub number: u32,
+    /// Reply line where the call starts.
+    pub reply_line: u32,
     /// The tool's name as called, or the shape's (`Edit`, `str_replace`).
     pub tool: String,
     pub action: Action,
+}
+
+impl Call {
+    /// `call 2 (`Edit`, reply line 7)`, for messages: made when one is
+    /// written, not kept with each of a large reply's calls.
+    pub fn label(&self) -> String {
+        format!("call {} (`{}`, reply line {})", self.number, self.tool, self.reply_line)
+    }
 }
 
 /// The option the host sets to the repository's absolute path.
@@ -215,7 +225,7 @@ impl Format for ToolCalls {
     ) -> Result<Applied, EditFailure> {
         let path = edit.path.as_str();
         let call = &edit.op;
-        let label = &call.label;
+        let label = call.label();
         let prefix = |failure: EditFailure| EditFailure {
             message: format!("{label} on {path}: {}", failure.message),
             ..failure
@@ -268,7 +278,7 @@ fn replace_run(
     let (content, lines) = batch::replace_at_once(workspace.read(path)?, calls)?;
     workspace.write(path, content);
     let done = edits.iter().zip(lines).map(|(edit, lines)| {
-        let message = format!("{} on {path}: {}", edit.op.label, apply::replaced_exactly(lines, 1));
+        let message = format!("{} on {path}: {}", edit.op.label(), apply::replaced_exactly(lines, 1));
         (Applied { message, lines: Some(lines), applied_path: None }, apply::exact_match(1))
     });
     Some(done.collect())

@@ -40,8 +40,15 @@ enum Found {
 /// Read every call in `reply`. Absolute paths under `root` become
 /// repo-relative; others stay absolute for the host's path policy to refuse.
 pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
-    let mut reader = Reader { reply, map: SourceMap::new(reply), root, out: Parsed::default() };
     let found = json_values(reply);
+    // Sized once, for a call per JSON value (an array of calls grows it):
+    // grown by doubling, a reply of 20,000 calls had the old and new vectors
+    // side by side in the plugin's memory. No call is shorter than
+    // `{"path":"a","content":""}`, so a reply of tiny values reserves no
+    // more than so many calls could need.
+    let calls = found.values.len().min(reply.len() / 25);
+    let out = Parsed { edits: Vec::with_capacity(calls), ..Parsed::default() };
+    let mut reader = Reader { reply, map: SourceMap::new(reply), root, out };
     for problem in &found.problems {
         let span = reader.map.span(problem.at, problem.end);
         // A reply that ends inside a call was cut off: refused whole, and
@@ -63,10 +70,8 @@ pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
             reader.out.commands.push(SuggestedCommand { command, span: reader.map.span(fence.start, fence.end) });
         }
     }
-    let mut number = 0;
-    for edit in &mut reader.out.edits {
-        number += 1;
-        edit.op.label = format!("call {number} (`{}`, reply line {})", edit.op.tool, edit.span.first_line);
+    for (number, edit) in (1..).zip(&mut reader.out.edits) {
+        edit.op.number = number;
     }
     reader.out.diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
     reader.out
@@ -117,7 +122,7 @@ impl<'r> Reader<'r> {
                     related_paths: Vec::new(),
                     span,
                     summary,
-                    op: Call { label: String::new(), tool, action },
+                    op: Call { number: 0, reply_line: span.first_line, tool, action },
                 });
             }
             Ok(Found::NotEdit(what)) => {
