@@ -4,8 +4,12 @@
 //! start a line. Each value comes back as its slice of the reply, so callers
 //! can deserialize it (borrowing) and point spans at it.
 
-use serde::de::IgnoredAny;
+use std::borrow::Cow;
 
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+
+use crate::ReplyText;
 use crate::fence::{fenced_blocks, is_shell_info};
 
 /// How many bare (unfenced) `{` lines of prose are tried as JSON: each try
@@ -19,6 +23,34 @@ pub struct JsonText<'a> {
     pub text: &'a str,
     /// Byte offset of `text` in the reply.
     pub start: usize,
+}
+
+/// A JSON string as the reply wrote it, quotes and escapes included,
+/// unescaped when read. A format that keeps thousands of a reply's JSON
+/// strings (tool calls' `old_string`s, JSON edits' new lines) then holds
+/// slices of the reply ([`ReplyText`]) instead of unescaped copies, which
+/// for a 10 MB reply were megabytes of the plugin's memory for the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JsonString(ReplyText);
+
+impl JsonString {
+    /// `raw`, the text of a JSON value (a [`serde_json::value::RawValue`]'s),
+    /// when the value is a string.
+    pub fn from_raw(raw: &str) -> Option<Self> {
+        raw.starts_with('"').then(|| JsonString(ReplyText::new(raw)))
+    }
+
+    /// The string, unescaped: borrowed when it has no escapes. `Err` when
+    /// the text is no JSON string (a payload altered on its way back).
+    pub fn decoded(&self) -> Result<Cow<'_, str>, String> {
+        let unreadable = |e: serde_json::Error| format!("a JSON string is not one: {e}");
+        // Only a string without escapes reads as a `&str` (serde's `Cow` never borrows).
+        if memchr::memchr(b'\\', self.0.as_bytes()).is_none() {
+            serde_json::from_str::<&str>(&self.0).map(Cow::Borrowed).map_err(unreadable)
+        } else {
+            serde_json::from_str::<String>(&self.0).map(Cow::Owned).map_err(unreadable)
+        }
+    }
 }
 
 /// JSON that was meant as such (the reply is JSON, or a ```json block) but
@@ -196,5 +228,21 @@ mod tests {
         }
         let found = json_values("Here:\n```json\n{\"b\": [\n```\n");
         assert!(found.problems.len() == 1 && !found.problems[0].cut_off, "{found:?}");
+    }
+
+    #[test]
+    fn a_json_string_is_kept_as_written_and_unescaped_when_read() {
+        let plain = JsonString::from_raw(r#""plain""#).unwrap();
+        assert!(matches!(plain.decoded(), Ok(Cow::Borrowed("plain"))));
+        let escaped = JsonString::from_raw(r#""a\nb \"q\" \u00e9""#).unwrap();
+        assert_eq!(escaped.decoded().unwrap(), "a\nb \"q\" \u{e9}");
+        assert_eq!(JsonString::from_raw("12"), None);
+        assert_eq!(JsonString::from_raw("[\"x\"]"), None);
+        // A payload's JSON round trip keeps the text as written.
+        let back: JsonString = serde_json::from_str(&serde_json::to_string(&escaped).unwrap()).unwrap();
+        assert_eq!(back.decoded().unwrap(), escaped.decoded().unwrap());
+        // An altered payload is an error, not a panic.
+        let altered: JsonString = serde_json::from_str(r#""\"unterminated""#).unwrap();
+        assert!(altered.decoded().is_err());
     }
 }

@@ -100,12 +100,14 @@ pub fn copied_prefix_len(line: &str) -> Option<usize> {
 
 /// Lines without the `N:hh|` prefixes a model copied from a view, but only
 /// when most lines (more than half) carry one; otherwise `None`.
-pub fn strip_copied_prefixes(lines: &NewLines) -> Option<NewLines> {
-    let carrying = lines.iter().filter(|l| copied_prefix_len(l).is_some()).count();
-    if carrying == 0 || carrying * 2 <= lines.len() {
+pub fn strip_copied_prefixes<'a>(lines: impl Iterator<Item = &'a str> + Clone) -> Option<NewLines> {
+    let (carrying, count) = lines
+        .clone()
+        .fold((0, 0), |(carrying, count), l| (carrying + usize::from(copied_prefix_len(l).is_some()), count + 1));
+    if carrying == 0 || carrying * 2 <= count {
         return None;
     }
-    Some(lines.iter().map(|l| copied_prefix_len(l).map_or(l, |n| &l[n..])).collect())
+    Some(lines.map(|l| copied_prefix_len(l).map_or(l, |n| &l[n..])).collect())
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@
 //! with the affected line ranges, merged, and a fresh view of just those
 //! lines, so the model can retry without re-reading the whole file.
 
+use std::borrow::Cow;
 use std::fmt;
 
+use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::matching::LadderOptions;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
@@ -55,11 +57,11 @@ impl fmt::Display for Anchor {
 #[serde(rename_all = "snake_case")]
 pub enum Operation {
     /// Replace one line; no lines deletes it.
-    SetLine { anchor: Anchor, new_text: NewLines },
+    SetLine { anchor: Anchor, new_text: NewText },
     /// Replace lines `start..=end`.
-    ReplaceLines { start: Anchor, end: Anchor, new_text: NewLines },
+    ReplaceLines { start: Anchor, end: Anchor, new_text: NewText },
     /// Insert lines after the anchor's line (line 0: at the start).
-    InsertAfter { anchor: Anchor, text: NewLines },
+    InsertAfter { anchor: Anchor, text: NewText },
     /// Replace a unique block of old text, found with the matching ladder.
     Replace { old_text: String, new_text: String },
 }
@@ -67,7 +69,7 @@ pub enum Operation {
 impl Operation {
     /// One line for humans.
     pub fn summary(&self) -> String {
-        let n = NewLines::len;
+        let n = NewText::len;
         match self {
             Operation::SetLine { anchor, new_text } if new_text.is_empty() => format!("delete line {anchor}"),
             Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({})", lines_label(n(new_text))),
@@ -101,6 +103,13 @@ impl NewLines {
         NewLines { text: String::with_capacity(bytes), ends: Vec::with_capacity(lines) }
     }
 
+    /// The lines of `text`, without their endings.
+    pub fn of_text(text: &str) -> Self {
+        let mut lines = NewLines::with_capacity(text.len(), agent_apply_sdk::text::line_count(text));
+        lines_with_endings(text).for_each(|line| lines.push(strip_ending(line)));
+        lines
+    }
+
     /// Add a line (without its ending).
     pub fn push(&mut self, line: &str) {
         self.text.push_str(line);
@@ -116,7 +125,7 @@ impl NewLines {
     }
 
     /// The lines, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &str> + Clone + '_ {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts.zip(&self.ends).map(|(start, &end)| &self.text[start as usize..end as usize])
     }
@@ -140,6 +149,38 @@ impl<'de> Deserialize<'de> for NewLines {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let lines = Vec::<String>::deserialize(deserializer)?;
         Ok(lines.iter().map(String::as_str).collect())
+    }
+}
+
+/// An edit's new lines: the JSON string the reply gave, kept as written
+/// and split when the edit is applied (a reply of 20,000 edits then holds
+/// no unescaped copy of each), or lines (an array of them, or lines whose
+/// copied prefixes were stripped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewText {
+    Json { json: JsonString, lines: u32 },
+    Lines(NewLines),
+}
+
+impl NewText {
+    pub fn len(&self) -> usize {
+        match self {
+            NewText::Json { lines, .. } => *lines as usize,
+            NewText::Lines(lines) => lines.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The lines. `Err` when a kept JSON string no longer reads as one.
+    pub fn lines(&self) -> Result<Cow<'_, NewLines>, String> {
+        match self {
+            NewText::Json { json, .. } => Ok(Cow::Owned(NewLines::of_text(&json.decoded()?))),
+            NewText::Lines(lines) => Ok(Cow::Borrowed(lines)),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
+use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
@@ -11,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
-use crate::{Anchor, HashEdit, NewLines, Operation};
+use crate::{Anchor, HashEdit, NewText, Operation};
 
 /// How many bare (unfenced) JSON candidates a reply may make us try.
 const MAX_BARE_ATTEMPTS: usize = 64;
@@ -60,42 +61,61 @@ fn key(k: &str) -> String {
     k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
-/// Fields of an object, keyed by [`key`].
-fn fields(value: &Value) -> BTreeMap<String, &Value> {
-    match value {
-        Value::Object(map) => map.iter().map(|(k, v)| (key(k), v)).collect(),
-        _ => BTreeMap::new(),
-    }
+/// Fields of an object's text, keyed by [`key`], each as written (none
+/// when the text is no object).
+fn fields(raw: &str) -> BTreeMap<String, &RawValue> {
+    let map = serde_json::from_str::<BTreeMap<String, &RawValue>>(raw).unwrap_or_default();
+    map.into_iter().map(|(k, v)| (key(&k), v)).collect()
 }
 
-fn pick<'v>(fields: &BTreeMap<String, &'v Value>, names: &[&str]) -> Option<&'v Value> {
+fn pick<'v>(fields: &BTreeMap<String, &'v RawValue>, names: &[&str]) -> Option<&'v RawValue> {
     names.iter().find_map(|n| fields.get(*n).copied())
 }
 
-/// New text as lines: a string (split at newlines; `""` is no lines), an
-/// array of strings (one per line), or `null` (no lines).
-fn text_lines(value: &Value, what: &str) -> Result<NewLines, String> {
-    match value {
-        Value::Null => Ok(NewLines::default()),
-        Value::String(s) => {
-            let mut lines = NewLines::with_capacity(s.len(), line_count(s));
-            lines_with_endings(s).for_each(|l| lines.push(strip_ending(l)));
-            Ok(lines)
-        }
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::String(s) => Ok(strip_ending(s)),
-                other => Err(format!("`{what}` holds {other} where a line (a string) was expected")),
-            })
-            .collect::<Result<Vec<&str>, _>>()
-            .map(|lines| lines.into_iter().collect()),
-        other => Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
-    }
+/// A (small) value's JSON, read.
+fn value_of(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
-fn anchor_of(value: Option<&Value>, what: &str) -> Result<Anchor, String> {
-    match value {
+/// New text: a string (split at newlines; `""` is no lines), kept as the
+/// reply wrote it and split when applied; an array of strings (one per
+/// line); or `null` (no lines). Copied `N:hh|` prefixes are stripped (the
+/// `bool` says so), and a string that had them is kept as its lines.
+fn new_text(raw: &RawValue, what: &str) -> Result<(NewText, bool), String> {
+    if let Some(json) = JsonString::from_raw(raw.get()) {
+        let text = json.decoded()?;
+        let lines = lines_with_endings(&text).map(strip_ending);
+        return Ok(match strip_copied_prefixes(lines) {
+            Some(stripped) => (NewText::Lines(stripped), true),
+            None => {
+                let lines = line_count(&text) as u32;
+                drop(text);
+                (NewText::Json { json, lines }, false)
+            }
+        });
+    }
+    let lines: Vec<&str> = match &value_of(raw) {
+        Value::Null => Vec::new(),
+        Value::Array(items) => {
+            let lines: Vec<String> = items
+                .iter()
+                .map(|item| match item {
+                    Value::String(s) => Ok(strip_ending(s).to_string()),
+                    other => Err(format!("`{what}` holds {other} where a line (a string) was expected")),
+                })
+                .collect::<Result<_, _>>()?;
+            return Ok(match strip_copied_prefixes(lines.iter().map(String::as_str)) {
+                Some(stripped) => (NewText::Lines(stripped), true),
+                None => (NewText::Lines(lines.iter().map(String::as_str).collect()), false),
+            });
+        }
+        other => return Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
+    };
+    Ok((NewText::Lines(lines.into_iter().collect()), false))
+}
+
+fn anchor_of(raw: Option<&RawValue>, what: &str) -> Result<Anchor, String> {
+    match raw.map(value_of).as_ref() {
         None => Err(format!("`{what}` is missing")),
         Some(Value::String(s)) => parse_anchor(s),
         Some(Value::Number(n)) if n.as_u64() == Some(0) => Ok(Anchor { line: 0, hash: String::new() }),
@@ -106,33 +126,28 @@ fn anchor_of(value: Option<&Value>, what: &str) -> Result<Anchor, String> {
     }
 }
 
-/// The text fields of an edit, and whether copied `N:hh|` prefixes were
-/// stripped from them.
-fn new_lines(args: &BTreeMap<String, &Value>, names: &[&str], what: &str) -> Result<(NewLines, bool), String> {
-    let value = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
-    let lines = text_lines(value, what)?;
-    Ok(match strip_copied_prefixes(&lines) {
-        Some(stripped) => (stripped, true),
-        None => (lines, false),
-    })
+/// The text field of an edit (see [`new_text`]).
+fn new_lines(args: &BTreeMap<String, &RawValue>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
+    let raw = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
+    new_text(raw, what)
 }
 
-/// One operation object: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
-pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
+/// One operation object's text: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
+pub fn operation(raw: &str) -> Result<(Operation, bool), String> {
     const OPS: &str = "set_line, replace_lines, insert_after or replace";
-    let top = fields(value);
+    let top = fields(raw);
     if top.is_empty() {
-        return Err(format!("an edit must be an object with one of {OPS}, not {}", short(value)));
+        return Err(format!("an edit must be an object with one of {OPS}, not {}", short(raw)));
     }
-    let named: Vec<(&String, &&Value)> = top
+    let named: Vec<(&String, &&RawValue)> = top
         .iter()
         .filter(|(k, _)| matches!(k.as_str(), "setline" | "replacelines" | "insertafter" | "replace"))
         .collect();
     let (name, args) = match named.as_slice() {
-        [(name, args)] if args.is_object() => ((*name).clone(), fields(args)),
+        [(name, args)] if args.get().starts_with('{') => ((*name).clone(), fields(args.get())),
         [(name, _)] => return Err(format!("`{name}` must hold an object of arguments")),
-        [] => match pick(&top, &["op", "type", "operation", "action"]) {
-            Some(Value::String(name)) => (key(name), top.clone()),
+        [] => match pick(&top, &["op", "type", "operation", "action"]).map(value_of) {
+            Some(Value::String(name)) => (key(&name), top.clone()),
             _ => {
                 let keys: Vec<&str> = top.keys().map(String::as_str).collect();
                 return Err(format!("an edit has none of {OPS} (it has {})", keys.join(", ")));
@@ -160,17 +175,11 @@ pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
         "replace" => {
             let old = pick(&args, &["oldtext", "old", "search", "find"]).ok_or("`old_text` is missing")?;
             let new = pick(&args, &["newtext", "new", "text", "replace"]).ok_or("`new_text` is missing")?;
-            let (old_lines, new_lines) = (text_lines(old, "old_text")?, text_lines(new, "new_text")?);
-            let mut stripped = false;
-            let mut unprefixed = |lines: NewLines| match strip_copied_prefixes(&lines) {
-                Some(s) => {
-                    stripped = true;
-                    s
-                }
-                None => lines,
-            };
-            let old_text = joined_lines(&unprefixed(old_lines).iter().collect::<Vec<_>>());
-            let new_text = joined_lines(&unprefixed(new_lines).iter().collect::<Vec<_>>());
+            let ((old_lines, old_stripped), (new_lines, new_stripped)) =
+                (new_text(old, "old_text")?, new_text(new, "new_text")?);
+            let stripped = old_stripped || new_stripped;
+            let joined = |text: NewText| text.lines().map(|lines| joined_lines(&lines.iter().collect::<Vec<_>>()));
+            let (old_text, new_text) = (joined(old_lines)?, joined(new_lines)?);
             if old_text.trim().is_empty() {
                 return Err("`old_text` is empty; to add lines use insert_after with an anchor".into());
             }
@@ -180,9 +189,13 @@ pub fn operation(value: &Value) -> Result<(Operation, bool), String> {
     }
 }
 
-fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() > 40 { format!("{}…", text.chars().take(40).collect::<String>()) } else { text }
+fn short(raw: &str) -> String {
+    let text = raw.trim();
+    if text.chars().count() > 40 {
+        format!("{}…", text.chars().take(40).collect::<String>())
+    } else {
+        text.to_string()
+    }
 }
 
 /// Byte offset of `inner` (a slice of `outer`) in `outer`.
@@ -293,7 +306,7 @@ impl<'r> Reader<'r> {
             let (s, e) = (offset_in(self.reply, text), offset_in(self.reply, text) + text.len());
             let number = self.out.edits.len() + 1;
             let span = self.map.span(s, e);
-            let parsed = serde_json::from_str::<Value>(text).map_err(|e| e.to_string()).and_then(|v| operation(&v));
+            let parsed = operation(text);
             match parsed {
                 Ok((op, stripped)) => {
                     let label = format!("edit {number} (reply line {})", span.first_line);

@@ -133,10 +133,10 @@ fn anchors_are_read_tolerantly() {
 #[test]
 fn copied_prefixes_are_stripped_only_when_most_lines_have_them() {
     let v = |s: &[&str]| s.iter().copied().collect::<crate::NewLines>();
-    assert_eq!(strip_copied_prefixes(&v(&["3:ab|x", "4:0c|  y", "z"])), Some(v(&["x", "  y", "z"])));
-    assert_eq!(strip_copied_prefixes(&v(&[">>> 3:AB|x"])), Some(v(&["x"])));
-    assert_eq!(strip_copied_prefixes(&v(&["3:ab|x", "y"])), None);
-    assert_eq!(strip_copied_prefixes(&v(&["ratio 3:4", "a|b"])), None);
+    assert_eq!(strip_copied_prefixes(v(&["3:ab|x", "4:0c|  y", "z"]).iter()), Some(v(&["x", "  y", "z"])));
+    assert_eq!(strip_copied_prefixes(v(&[">>> 3:AB|x"]).iter()), Some(v(&["x"])));
+    assert_eq!(strip_copied_prefixes(v(&["3:ab|x", "y"]).iter()), None);
+    assert_eq!(strip_copied_prefixes(v(&["ratio 3:4", "a|b"]).iter()), None);
     assert_eq!(copied_prefix_len("12:abcd|rest"), Some(8));
     assert_eq!(copied_prefix_len("12:a|rest"), None);
 }
@@ -557,4 +557,24 @@ fn new_lines_keep_each_line_and_serialize_as_the_list() {
     assert_eq!(json, r#"["a","","b\nc","d"]"#);
     assert_eq!(serde_json::from_str::<crate::NewLines>(&json).unwrap(), lines);
     assert!(crate::NewLines::default().iter().next().is_none());
+}
+
+#[test]
+fn a_new_text_kept_as_its_json_string_applies_unescaped() {
+    let content = "a\nb\nc\n";
+    let (a, b) = (anchor(content, 1), anchor(content, 2));
+    let reply = format!(
+        "```json\n{{\"path\": \"f\", \"edits\": [\
+         {{\"set_line\": {{\"anchor\": \"{a}\", \"new_text\": \"\\tx \\\"q\\\" \\u00e9\\r\\ny\"}}}},\
+         {{\"insert_after\": {{\"anchor\": \"{b}\", \"text\": \"plain\"}}}}]}}\n```\n"
+    );
+    let (parsed, out) = apply(&[("f", content)], &reply);
+    assert!(failed(&out).is_empty(), "{out:?}");
+    assert_eq!(parsed.edits[0].summary, format!("set line {a} (2 lines)"));
+    assert_eq!(written(&out, "f"), "\tx \"q\" \u{e9}\ny\nb\nplain\nc\n");
+    // A payload whose JSON string was altered fails its edit, saying why.
+    let mut edits = parsed.edits.clone();
+    edits[0].payload = edits[0].payload.replace("\\\"\\\\tx", "\\\"\\\\z");
+    let out = Plugin::apply(&Hashline, vec![File::new("f", content)], edits, &[]).unwrap();
+    assert!(out.outcomes[0].message.contains("cannot be read"), "{:?}", out.outcomes[0]);
 }

@@ -6,7 +6,9 @@ use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 
 use crate::hash::{hex, line_hash, matches};
-use crate::{Anchor, HashEdit, NewLines, Operation, Settings};
+use std::borrow::Cow;
+
+use crate::{Anchor, HashEdit, NewLines, NewText, Operation, Settings};
 
 /// The file an edit group works on, read once.
 pub(super) struct Snapshot<'c> {
@@ -181,16 +183,28 @@ fn moved_note(anchor: &Anchor, line: u32) -> String {
 
 /// Plan edit `index` against the file as it was.
 pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings: &Settings) -> Planned {
+    let lines = |text: &NewText| {
+        let unreadable = |e| EditFailure::new(FailureKind::Malformed, format!("its text cannot be read: {e}"));
+        text.lines().map(Cow::into_owned).map_err(unreadable)
+    };
     match &edit.op {
         Operation::SetLine { anchor, new_text } => {
-            at_anchor(index, anchor, resolve(snap, anchor, settings, false), new_text, |line| {
+            let new = match lines(new_text) {
+                Ok(new) => new,
+                Err(failure) => return Planned::Failed(failure),
+            };
+            at_anchor(index, anchor, resolve(snap, anchor, settings, false), new, |line| {
                 let what =
                     if new_text.is_empty() { format!("deleted line {line}") } else { format!("set line {line}") };
                 (line as usize - 1, line as usize, what)
             })
         }
         Operation::InsertAfter { anchor, text } => {
-            at_anchor(index, anchor, resolve(snap, anchor, settings, true), text, |line| {
+            let new = match lines(text) {
+                Ok(new) => new,
+                Err(failure) => return Planned::Failed(failure),
+            };
+            at_anchor(index, anchor, resolve(snap, anchor, settings, true), new, |line| {
                 let what = if line == 0 {
                     format!("inserted {} at the start", lines_label(text.len()))
                 } else {
@@ -199,7 +213,10 @@ pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings:
                 (line as usize, line as usize, what)
             })
         }
-        Operation::ReplaceLines { start, end, new_text } => replace_lines(snap, settings, index, start, end, new_text),
+        Operation::ReplaceLines { start, end, new_text } => match lines(new_text) {
+            Ok(new) => replace_lines(snap, settings, index, start, end, new),
+            Err(failure) => Planned::Failed(failure),
+        },
         Operation::Replace { old_text, new_text } => replace_text(snap, settings, index, old_text, new_text),
     }
 }
@@ -211,7 +228,7 @@ fn at_anchor(
     index: usize,
     anchor: &Anchor,
     resolved: Resolved,
-    new: &NewLines,
+    new: NewLines,
     place: impl FnOnce(u32) -> (usize, usize, String),
 ) -> Planned {
     match resolved {
@@ -221,7 +238,7 @@ fn at_anchor(
                 index,
                 start,
                 end,
-                new: new.clone(),
+                new,
                 notes: if moved { vec![moved_note(anchor, line)] } else { Vec::new() },
                 what,
                 matched: anchor_match(anchor, moved),
@@ -239,7 +256,7 @@ fn replace_lines(
     index: usize,
     start: &Anchor,
     end: &Anchor,
-    new_text: &NewLines,
+    new_text: NewLines,
 ) -> Planned {
     if start.line > end.line {
         return Planned::Failed(EditFailure::new(
@@ -270,7 +287,6 @@ fn replace_lines(
         index,
         start: sa.0 as usize - 1,
         end: sb.0 as usize,
-        new: new_text.clone(),
         notes,
         matched: if sa.1 { anchor_match(start, true) } else { anchor_match(end, sb.1) },
         what: if new_text.is_empty() {
@@ -278,6 +294,7 @@ fn replace_lines(
         } else {
             format!("replaced lines {}-{}", sa.0, sb.0)
         },
+        new: new_text,
     })
 }
 
