@@ -30,8 +30,6 @@ pub struct Block {
     pub number: usize,
     /// Reply line of the SEARCH marker.
     pub reply_line: u32,
-    /// The first SEARCH line, shortened, for messages.
-    pub first: String,
     pub search: ReplyText,
     pub replace: ReplyText,
     /// Other readings when the block holds several `=======` lines (one of
@@ -233,12 +231,21 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
     Ok(ladder)
 }
 
+/// `block 3 (reply line 14, `def f():`)`, for messages: the block's first
+/// SEARCH line, shortened, is found when a message is made, not kept with
+/// each of a large reply's blocks.
 fn label(block: &Block) -> String {
-    if block.first.is_empty() {
-        format!("block {} (reply line {})", block.number, block.reply_line)
-    } else {
-        format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, block.first)
+    match block.search.lines().find(|l| !l.trim().is_empty()) {
+        Some(line) => format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, quote(line)),
+        None => format!("block {} (reply line {})", block.number, block.reply_line),
     }
+}
+
+/// A line for a message: trimmed, and cut at 60 characters.
+fn quote(line: &str) -> String {
+    let line = line.trim();
+    let short: String = line.chars().take(60).collect();
+    if short.len() < line.len() { format!("{short}…") } else { short }
 }
 
 fn replaced_lines(label: &str, path: &str, level: agent_apply_sdk::matching::Level, lines: LineRange) -> Applied {

@@ -292,12 +292,6 @@ fn path_above(lines: &IndexedLines<'_>, index: usize, floor: usize, fence: Optio
     fence.and_then(|f| path_from_info(f.info))
 }
 
-fn quote(line: &str) -> String {
-    let line = line.trim();
-    let short: String = line.chars().take(60).collect();
-    if short.len() < line.len() { format!("{short}…") } else { short }
-}
-
 fn finish(
     parsed: &mut Parsed<Block>,
     map: &SourceMap,
@@ -338,13 +332,12 @@ fn finish(
     } else {
         format!("replace {} with {replace_lines}", lines_label(search_lines))
     };
-    let first = search.lines().find(|l| !l.trim().is_empty()).map(quote).unwrap_or_default();
     parsed.edits.push(ParsedEdit {
         path,
         related_paths: Vec::new(),
         span,
         summary,
-        op: Block { number, reply_line: block.marker_line as u32, first, search, replace, alternatives },
+        op: Block { number, reply_line: block.marker_line as u32, search, replace, alternatives },
     });
 }
 
