@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
-use crate::{Anchor, HashEdit, NewText, Operation};
+use crate::{Anchor, HashEdit, NewLines, NewText, Operation};
 
 /// How many bare (unfenced) JSON candidates a reply may make us try.
 const MAX_BARE_ATTEMPTS: usize = 64;
@@ -94,24 +94,23 @@ fn new_text(raw: &RawValue, what: &str) -> Result<(NewText, bool), String> {
             }
         });
     }
-    let lines: Vec<&str> = match &value_of(raw) {
-        Value::Null => Vec::new(),
+    match value_of(raw) {
+        Value::Null => Ok((NewText::Lines(NewLines::default()), false)),
         Value::Array(items) => {
-            let lines: Vec<String> = items
+            let lines: Vec<&str> = items
                 .iter()
                 .map(|item| match item {
-                    Value::String(s) => Ok(strip_ending(s).to_string()),
+                    Value::String(s) => Ok(strip_ending(s)),
                     other => Err(format!("`{what}` holds {other} where a line (a string) was expected")),
                 })
                 .collect::<Result<_, _>>()?;
-            return Ok(match strip_copied_prefixes(lines.iter().map(String::as_str)) {
+            Ok(match strip_copied_prefixes(lines.iter().copied()) {
                 Some(stripped) => (NewText::Lines(stripped), true),
-                None => (NewText::Lines(lines.iter().map(String::as_str).collect()), false),
-            });
+                None => (NewText::Lines(lines.into_iter().collect()), false),
+            })
         }
-        other => return Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
-    };
-    Ok((NewText::Lines(lines.into_iter().collect()), false))
+        other => Err(format!("`{what}` must be a string (or an array of lines), not {other}")),
+    }
 }
 
 fn anchor_of(raw: Option<&RawValue>, what: &str) -> Result<Anchor, String> {
@@ -189,13 +188,10 @@ pub fn operation(raw: &str) -> Result<(Operation, bool), String> {
     }
 }
 
+/// A value for a message: compact JSON, cut at 40 characters.
 fn short(raw: &str) -> String {
-    let text = raw.trim();
-    if text.chars().count() > 40 {
-        format!("{}…", text.chars().take(40).collect::<String>())
-    } else {
-        text.to_string()
-    }
+    let text = serde_json::from_str::<Value>(raw).map_or_else(|_| raw.trim().to_string(), |v| v.to_string());
+    if text.chars().count() > 40 { format!("{}…", text.chars().take(40).collect::<String>()) } else { text }
 }
 
 /// Byte offset of `inner` (a slice of `outer`) in `outer`.

@@ -190,6 +190,15 @@ fn malformed_edits_say_what_and_where() {
         ("```json\n{\"edits\": []}\n```\n", "no \"path\""),
         ("{\"path\": \"a\", \"edits\": [}\n", "does not parse"),
         ("```json\n{\"path\": \"a\", \"edits\": 3}\n```\n", "must be a list"),
+        // An edit that is no object is quoted as compact JSON, on one line.
+        (
+            "```json\n{\"path\": \"a\", \"edits\": [[1,\n  2]]}\n```\n",
+            "an object with one of set_line, replace_lines, insert_after or replace, not [1,2]",
+        ),
+        (
+            "```json\n{\"path\": \"a\", \"edits\": [{\"set_line\": {\"anchor\": \"1:ab\", \"new_text\": [\"x\", 2]}}]}\n```\n",
+            "holds 2 where a line",
+        ),
         (
             "```json\n{\"path\": \"a\", \"edits\": [{\"replace\": {\"old_text\": \" \", \"new_text\": \"x\"}}]}\n```\n",
             "empty",
