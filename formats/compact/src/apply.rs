@@ -1,7 +1,7 @@
 //! Applying the edits of one file: the checks of the crate docs, in their
 //! order, then one forward pass over the original lines.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
@@ -84,6 +84,8 @@ pub(crate) fn apply_file(
     settings: &Settings,
 ) -> (Option<String>, Vec<Outcome>) {
     let file = EditedFile::new(path, content);
+    // Each edit's replacement split into lines once, for the checks and the splice.
+    let new_lines: HashMap<usize, Vec<&str>> = ops.iter().map(|&(i, op)| (i, op.lines())).collect();
 
     // 1. Version tags.
     let stale_tag = ops
@@ -97,7 +99,7 @@ pub(crate) fn apply_file(
     let mut failed: Vec<(usize, EditFailure)> = Vec::new();
     let mut standing: Vec<Indexed<'_>> = Vec::new();
     for &(i, op) in ops {
-        match copied_prefixes_failure(path, op).or_else(|| out_of_range_failure(&file, op)) {
+        match copied_prefixes_failure(path, op, &new_lines[&i]).or_else(|| out_of_range_failure(&file, op)) {
             Some(failure) => failed.push((i, failure)),
             None => standing.push((i, op)),
         }
@@ -111,7 +113,7 @@ pub(crate) fn apply_file(
 
     // 5. The stale-number guard.
     if settings.guard
-        && let Some(stale) = stale_number_failures(&file, settings, &standing)
+        && let Some(stale) = stale_number_failures(&file, settings, &standing, &new_lines)
     {
         failed.extend(stale);
         standing.clear();
@@ -120,7 +122,7 @@ pub(crate) fn apply_file(
     // A replacement that leaves code out (a placeholder the file does not
     // have) is refused: the SDK's rule for every format.
     standing.retain(|&(i, op)| {
-        let Some(failure) = elided_failure(&file, op) else { return true };
+        let Some(failure) = elided_failure(&file, op, &new_lines[&i]) else { return true };
         failed.push((i, failure));
         false
     });
@@ -130,7 +132,7 @@ pub(crate) fn apply_file(
     if standing.is_empty() {
         return (None, outcomes);
     }
-    let (new_content, applied) = splice(&file, standing);
+    let (new_content, applied) = splice(&file, standing, &new_lines);
     outcomes.extend(applied);
     (Some(new_content), outcomes)
 }
@@ -162,8 +164,8 @@ fn stale_tag_failures(file: &EditedFile<'_>, ops: &[Indexed<'_>], tag: &str) -> 
         .collect()
 }
 
-fn copied_prefixes_failure(path: &str, op: &RangeEdit) -> Option<EditFailure> {
-    copied_prefixes(&op.lines()).then(|| {
+fn copied_prefixes_failure(path: &str, op: &RangeEdit, lines: &[&str]) -> Option<EditFailure> {
+    copied_prefixes(lines).then(|| {
         EditFailure::new(
             FailureKind::Malformed,
             format!("{} on {path}: the replacement lines still carry the view's `N: ` numbers", op.label()),
@@ -257,13 +259,14 @@ fn stale_number_failures(
     file: &EditedFile<'_>,
     settings: &Settings,
     standing: &[Indexed<'_>],
+    new_lines: &HashMap<usize, Vec<&str>>,
 ) -> Option<Vec<(usize, EditFailure)>> {
     let path = file.path;
     let (culprit, culprit_op, evidence) = standing.iter().find_map(|&(i, op)| {
         if settings.tag_for(path, op).is_some() {
             return None;
         }
-        suspicious(file, op).map(|failure| (i, op, failure))
+        suspicious(file, op, &new_lines[&i]).map(|failure| (i, op, failure))
     })?;
     let failures = standing.iter().map(|&(i, op)| {
         let failure = if i == culprit {
@@ -286,10 +289,9 @@ fn stale_number_failures(
 
 /// The SDK's refusal of a replacement that stands a placeholder for code
 /// the file has, worded as this edit's failure.
-fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
+fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit, new: &[&str]) -> Option<EditFailure> {
     let old = file.lines.get((op.start - 1) as usize..op.end as usize).unwrap_or_default();
-    let new = op.lines();
-    let failure = agent_apply_sdk::matching::elided_replacement(old, &new, file.lines.iter().copied())?;
+    let failure = agent_apply_sdk::matching::elided_replacement(old, new, file.lines.iter().copied())?;
     Some(EditFailure { message: format!("{} on {}: {}", op.label(), file.path, failure.message), ..failure })
 }
 
@@ -297,7 +299,11 @@ fn elided_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> 
 /// original lines (the same as applying the sorted edits from the bottom
 /// up). The last edit in reply order reports the file's new length; the
 /// others report their old and new lines.
-fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>) -> (String, Vec<Outcome>) {
+fn splice(
+    file: &EditedFile<'_>,
+    mut standing: Vec<Indexed<'_>>,
+    new_lines: &HashMap<usize, Vec<&str>>,
+) -> (String, Vec<Outcome>) {
     standing.sort_by_key(|(i, op)| (op.start, op.end, *i));
     let eol = TextStyle::detect(file.content).eol.as_str();
     let final_newline = file.body.is_empty() || file.body.ends_with('\n');
@@ -305,14 +311,11 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>) -> (String, Vec
     let mut messages = Vec::new();
     for &(i, op) in &standing {
         let new_start = (op.start as i64 + shift) as u32;
-        messages.push((i, applied_message(file.path, op, new_start), LineRange::new(op.start, op.end)));
-        shift += op.line_count() as i64 - (op.end + 1 - op.start) as i64;
+        let added = new_lines[&i].len();
+        messages.push((i, applied_message(file.path, op, added, new_start), LineRange::new(op.start, op.end)));
+        shift += added as i64 - (op.end + 1 - op.start) as i64;
     }
-    let bodies: Vec<Vec<&str>> = standing.iter().map(|(_, op)| op.lines()).collect();
-    let replaced = standing
-        .iter()
-        .zip(&bodies)
-        .map(|((_, op), lines)| ((op.start - 1) as usize..op.end as usize, lines.as_slice()));
+    let replaced = standing.iter().map(|(i, op)| ((op.start - 1) as usize..op.end as usize, new_lines[i].as_slice()));
     let new_content = splice_lines(file.content, replaced, eol, final_newline);
     let total = (file.lines.len() as i64 + shift) as usize;
     let last_index = standing.iter().map(|(i, _)| *i).max().expect("standing is not empty");
@@ -328,11 +331,10 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>) -> (String, Vec
     (new_content, outcomes.collect())
 }
 
-/// What an applied edit did, with the lines its text now has (`new_start`
-/// on) after the edits above it.
-fn applied_message(path: &str, op: &RangeEdit, new_start: u32) -> String {
+/// What an applied edit did, its `added` lines in place of its range, with
+/// the lines its text now has (`new_start` on) after the edits above it.
+fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> String {
     let removed = (op.end + 1 - op.start) as usize;
-    let added = op.line_count();
     let now = match added {
         0 => String::new(),
         1 => format!(", now line {new_start}"),
@@ -367,12 +369,11 @@ fn copied_prefixes(lines: &[&str]) -> bool {
 }
 
 /// Evidence that an edit's numbers are off (see the crate docs).
-fn suspicious(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFailure> {
-    if op.body.is_empty() {
+fn suspicious(file: &EditedFile<'_>, op: &RangeEdit, lines: &[&str]) -> Option<EditFailure> {
+    if lines.is_empty() {
         return None;
     }
-    let lines = op.lines();
-    shifted_context(file, op, &lines).or_else(|| repeated_neighbours(file, op, &lines))
+    shifted_context(file, op, lines).or_else(|| repeated_neighbours(file, op, lines))
 }
 
 /// The replacement's first and last lines sit at `START+d` and `END+d` for

@@ -100,11 +100,6 @@ impl RangeEdit {
         lines_with_endings(&self.body).map(strip_ending).collect()
     }
 
-    /// How many replacement lines there are.
-    fn line_count(&self) -> usize {
-        agent_apply_sdk::text::line_count(&self.body)
-    }
-
     fn is_insertion(&self) -> bool {
         self.end < self.start
     }

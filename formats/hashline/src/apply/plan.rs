@@ -1,13 +1,13 @@
 //! Planning one edit: its anchors checked against the file as it was (and
 //! followed when their hash drifted a little), and the lines it replaces.
 
+use std::borrow::Cow;
+
 use agent_apply_sdk::matching::replace_block;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 
 use crate::hash::{hex, line_hash, matches};
-use std::borrow::Cow;
-
 use crate::{Anchor, HashEdit, NewLines, NewText, Operation, Settings};
 
 /// The file an edit group works on, read once.
