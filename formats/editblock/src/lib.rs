@@ -13,7 +13,9 @@
 //! whitespace, `...` and look-alike drift still apply, but a block that
 //! matches in two places is refused rather than applied at the first.
 
-use agent_apply_sdk::matching::{LadderOptions, replace_block, replace_blocks_at_once};
+use std::fmt::Write as _;
+
+use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blocks_at_once};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
@@ -141,7 +143,7 @@ impl Format for EditBlock {
                 Ok((new, replaced)) => {
                     workspace.write(path, new);
                     workspace.note_match(replaced.match_info());
-                    return Ok(replaced_lines(&label, path, replaced.level, replaced.lines));
+                    return Ok(replaced_lines(block, path, replaced.level, replaced.lines));
                 }
                 Err(failure) => failure,
             },
@@ -235,25 +237,39 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
 /// SEARCH line, shortened, is found when a message is made, not kept with
 /// each of a large reply's blocks.
 fn label(block: &Block) -> String {
-    match block.search.lines().find(|l| !l.trim().is_empty()) {
-        Some(line) => format!("block {} (reply line {}, `{}`)", block.number, block.reply_line, quote(line)),
-        None => format!("block {} (reply line {})", block.number, block.reply_line),
-    }
+    let mut label = String::new();
+    write_label(&mut label, block);
+    label
 }
 
-/// A line for a message: trimmed, and cut at 60 characters.
-fn quote(line: &str) -> String {
+/// [`label`], written where the message is made (a reply of 20,000 blocks
+/// makes 20,000 messages).
+fn write_label(out: &mut String, block: &Block) {
+    let _ = write!(out, "block {} (reply line {}", block.number, block.reply_line);
+    if let Some(line) = block.search.lines().find(|l| !l.trim().is_empty()) {
+        let (line, cut) = quote(line);
+        let _ = write!(out, ", `{line}{}`", if cut { "…" } else { "" });
+    }
+    out.push(')');
+}
+
+/// A line for a message: trimmed, and cut at 60 characters (`true` if cut).
+fn quote(line: &str) -> (&str, bool) {
     let line = line.trim();
-    let short: String = line.chars().take(60).collect();
-    if short.len() < line.len() { format!("{short}…") } else { short }
+    match line.char_indices().nth(60) {
+        Some((at, _)) => (&line[..at], true),
+        None => (line, false),
+    }
 }
 
-fn replaced_lines(label: &str, path: &str, level: agent_apply_sdk::matching::Level, lines: LineRange) -> Applied {
-    Applied {
-        message: format!("{label}: replaced lines {}-{} of {path}{}", lines.start, lines.end, level_note(level)),
-        lines: Some(lines),
-        applied_path: None,
+fn replaced_lines(block: &Block, path: &str, level: Level, lines: LineRange) -> Applied {
+    let mut message = String::with_capacity(128);
+    write_label(&mut message, block);
+    let _ = write!(message, ": replaced lines {}-{} of {path}", lines.start, lines.end);
+    if level != Level::Exact {
+        let _ = write!(message, " (matched {})", level.describe());
     }
+    Applied { message, lines: Some(lines), applied_path: None }
 }
 
 /// Every block of the reply applied with one pass per file, or `None` (and
@@ -278,7 +294,7 @@ fn apply_in_one_pass(
         let (content, outcomes) = replace_blocks_at_once(workspace.read(path)?, &blocks, &ladder)?;
         for (&i, (level, lines, matched)) in mine.iter().zip(outcomes) {
             workspace.note_match_of(i, matched);
-            results[i] = Some(Ok(replaced_lines(&label(&edits[i].op), path, level, lines)));
+            results[i] = Some(Ok(replaced_lines(&edits[i].op, path, level, lines)));
         }
         contents.push((path, content));
     }
@@ -288,8 +304,7 @@ fn apply_in_one_pass(
     results.into_iter().collect()
 }
 
-fn level_note(level: agent_apply_sdk::matching::Level) -> String {
-    use agent_apply_sdk::matching::Level;
+fn level_note(level: Level) -> String {
     if level == Level::Exact { String::new() } else { format!(" (matched {})", level.describe()) }
 }
 
