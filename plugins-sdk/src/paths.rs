@@ -44,7 +44,10 @@ const BARE_FILE_NAMES: &[&str] = &[
 /// a sentence, a number or a URL. The host's path policy decides later
 /// whether the path may be touched.
 pub fn looks_like_path(s: &str) -> bool {
-    if s.is_empty() || s.len() > 4096 || s.chars().any(|c| c.is_whitespace() || "<>|\"?*`'".contains(c)) {
+    if s.is_empty()
+        || s.len() > 4096
+        || s.chars().any(|c| c.is_whitespace() || matches!(c, '<' | '>' | '|' | '"' | '?' | '*' | '`' | '\''))
+    {
         return false;
     }
     if s.contains("://") || s.starts_with('-') || s.ends_with('.') || s.ends_with('/') {
@@ -72,7 +75,7 @@ fn named_clearly(line: &str, core: &str) -> bool {
 fn is_file_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 255
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && s.chars().any(|c| c.is_ascii_alphabetic())
 }
 
@@ -90,7 +93,9 @@ pub fn normalize(path: &str) -> String {
 /// (`#`, `*`, `>`, `-`, backticks, quotes, a trailing `:`, a `File:` label),
 /// or prose whose last backticked word is a path ("Here is `src/app.py`:").
 pub fn path_from_line(line: &str) -> Option<String> {
-    let decoration = |c: char| "#*>`'\":-".contains(c) || c.is_whitespace();
+    // A `match`, not a search of a string of them: this runs for every
+    // character of every line a block's path may be on.
+    let decoration = |c: char| matches!(c, '#' | '*' | '>' | '`' | '\'' | '"' | ':' | '-') || c.is_whitespace();
     let mut core = line.trim().trim_start_matches(decoration).trim_end_matches(decoration);
     for label in ["file:", "filename:", "path:", "file name:"] {
         if core.len() > label.len() && core.get(..label.len()).is_some_and(|head| head.eq_ignore_ascii_case(label)) {

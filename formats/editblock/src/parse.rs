@@ -19,7 +19,13 @@ pub(crate) enum Marker {
 /// `<<<<<<< SEARCH` (5–9 `<`, a stray `>` after it tolerated) or Cline's
 /// `------- SEARCH`; `=======`; `>>>>>>> REPLACE` or `+++++++ REPLACE`.
 pub(crate) fn marker(line: &str) -> Option<Marker> {
-    let line = strip_ending(line).trim();
+    // Every line of the reply is asked; most start with none of the marker
+    // characters, and are turned down before any trimming of their end.
+    let line = line.trim_start();
+    if !matches!(line.as_bytes().first(), Some(b'<' | b'-' | b'=' | b'>' | b'+')) {
+        return None;
+    }
+    let line = strip_ending(line).trim_end();
     let run = |ch: char| {
         let count = line.chars().take_while(|&c| c == ch).count();
         (5..=9).contains(&count).then(|| line[count..].trim())
