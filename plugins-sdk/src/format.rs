@@ -355,26 +355,34 @@ fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue])
     let mut diagnostics = parsed.diagnostics;
     let keep = keeps_payloads(options);
     let mut ops = Vec::with_capacity(if keep { parsed.edits.len() } else { 0 });
-    // Collected in place where the layouts allow: the parsed edits' buffer
-    // becomes the contract's, not a second one beside it.
-    let mut edits: Vec<Edit> = (parsed.edits.into_iter())
-        .filter_map(|ParsedEdit { path, related_paths, span, summary, op }| {
-            let payload = if keep {
-                ops.push(op);
-                String::new()
-            } else {
-                match serde_json::to_string(&op) {
-                    Ok(payload) => payload,
-                    Err(error) => {
-                        let message = format!("internal error: could not encode an edit of {path}: {error}");
-                        diagnostics.push(Diagnostic::error(message, Some(span)));
-                        return None;
-                    }
+    let to_edit = |ParsedEdit { path, related_paths, span, summary, op }| {
+        let payload = if keep {
+            ops.push(op);
+            String::new()
+        } else {
+            match serde_json::to_string(&op) {
+                Ok(payload) => payload,
+                Err(error) => {
+                    let message = format!("internal error: could not encode an edit of {path}: {error}");
+                    diagnostics.push(Diagnostic::error(message, Some(span)));
+                    return None;
                 }
-            };
-            Some(Edit { path, related_paths, span, summary, payload })
-        })
-        .collect();
+            }
+        };
+        Some(Edit { path, related_paths, span, summary, payload })
+    };
+    let mut edits: Vec<Edit> = if align_of::<ParsedEdit<Op>>() == align_of::<Edit>() {
+        // Collected in place: the parsed edits' buffer becomes the
+        // contract's, not a second one beside it.
+        parsed.edits.into_iter().filter_map(to_edit).collect()
+    } else {
+        // Of another alignment (an `Op` holding a `u64`, say) they cannot
+        // be; collected, the vector grew by doubling and a reply of 20,000
+        // edits held its last two sizes side by side. Sized once instead.
+        let mut edits = Vec::with_capacity(parsed.edits.len());
+        edits.extend(parsed.edits.into_iter().filter_map(to_edit));
+        edits
+    };
     if keep {
         let references = kept::with(|kept| kept.keep(ops));
         edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
@@ -444,6 +452,25 @@ mod flag_tests {
         let edits = [edit("b.rs"), edit("a.rs"), edit("b.rs"), edit("c.rs"), edit("a.rs")];
         let groups = edits_by_file(&edits);
         assert_eq!(groups, vec![("b.rs", vec![0, 2]), ("a.rs", vec![1, 4]), ("c.rs", vec![3])]);
+    }
+
+    #[test]
+    fn the_parsed_edits_become_the_contracts_whatever_the_alignment_of_their_ops() {
+        fn parsed<Op>(ops: impl IntoIterator<Item = Op>) -> Parsed<Op> {
+            let span = Span { start: 0, end: 0, first_line: 1, last_line: 1 };
+            let edits = ops.into_iter().enumerate().map(|(i, op)| ParsedEdit::new(&format!("f{i}.rs"), span, "s", op));
+            Parsed { edits: edits.collect(), ..Parsed::default() }
+        }
+        // `u128` is aligned unlike an `Edit`: its edits are collected into a
+        // vector sized once, not in place.
+        let narrow = encoded(parsed(0..300u64), &[]);
+        let wide = encoded(parsed(0..300u128), &[]);
+        assert_ne!(align_of::<ParsedEdit<u128>>(), align_of::<Edit>());
+        assert_eq!(wide.edits.capacity(), 300, "sized once, not grown by doubling");
+        let shown =
+            |out: &ParseOutput| out.edits.iter().map(|e| (e.path.clone(), e.payload.clone())).collect::<Vec<_>>();
+        assert_eq!(shown(&narrow), shown(&wide));
+        assert_eq!(shown(&wide)[299], ("f299.rs".to_string(), "299".to_string()));
     }
 
     #[test]
