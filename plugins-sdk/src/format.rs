@@ -458,7 +458,7 @@ mod flag_tests {
     fn the_parsed_edits_become_the_contracts_whatever_the_alignment_of_their_ops() {
         fn parsed<Op>(ops: impl IntoIterator<Item = Op>) -> Parsed<Op> {
             let span = Span { start: 0, end: 0, first_line: 1, last_line: 1 };
-            let edits = ops.into_iter().enumerate().map(|(i, op)| ParsedEdit::new(&format!("f{i}.rs"), span, "s", op));
+            let edits = ops.into_iter().enumerate().map(|(i, op)| ParsedEdit::new(format!("f{i}.rs"), span, "s", op));
             Parsed { edits: edits.collect(), ..Parsed::default() }
         }
         // `u128` is aligned unlike an `Edit`: its edits are collected into a
