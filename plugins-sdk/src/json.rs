@@ -43,13 +43,44 @@ impl JsonString {
     /// The string, unescaped: borrowed when it has no escapes. `Err` when
     /// the text is no JSON string (a payload altered on its way back).
     pub fn decoded(&self) -> Result<Cow<'_, str>, String> {
-        let unreadable = |e: serde_json::Error| format!("a JSON string is not one: {e}");
-        // Only a string without escapes reads as a `&str` (serde's `Cow` never borrows).
-        if memchr::memchr(b'\\', self.0.as_bytes()).is_none() {
-            serde_json::from_str::<&str>(&self.0).map(Cow::Borrowed).map_err(unreadable)
-        } else {
-            serde_json::from_str::<String>(&self.0).map(Cow::Owned).map_err(unreadable)
+        unescaped(&self.0)
+    }
+
+    /// How many lines the string has unescaped ([`crate::text::line_count`]),
+    /// counted in the text as written: no unescaped copy is made. A line
+    /// ends at each `\n` escape (or `\u000a`); JSON has no raw newline in
+    /// a string.
+    pub fn line_count(&self) -> usize {
+        let raw = self.0.as_bytes();
+        let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+        let (mut newlines, mut ends_with_newline, mut at) = (0, false, 0);
+        while let Some(found) = body.get(at..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+            let escape = at + found;
+            let newline = match body.get(escape + 1) {
+                Some(b'n') => true,
+                Some(b'u') => body.get(escape + 2..escape + 6).is_some_and(|hex| hex.eq_ignore_ascii_case(b"000a")),
+                _ => false,
+            };
+            newlines += usize::from(newline);
+            at = escape + if body.get(escape + 1) == Some(&b'u') { 6 } else { 2 };
+            ends_with_newline = newline && at >= body.len();
         }
+        if at < body.len() {
+            ends_with_newline = false;
+        }
+        newlines + usize::from(!body.is_empty() && !ends_with_newline)
+    }
+}
+
+/// The JSON string `raw` (quotes included) unescaped: borrowed when it has
+/// no escapes. `Err` when `raw` is no JSON string.
+pub fn unescaped(raw: &str) -> Result<Cow<'_, str>, String> {
+    let unreadable = |e: serde_json::Error| format!("a JSON string is not one: {e}");
+    // Only a string without escapes reads as a `&str` (serde's `Cow` never borrows).
+    if memchr::memchr(b'\\', raw.as_bytes()).is_none() {
+        serde_json::from_str::<&str>(raw).map(Cow::Borrowed).map_err(unreadable)
+    } else {
+        serde_json::from_str::<String>(raw).map(Cow::Owned).map_err(unreadable)
     }
 }
 
@@ -244,5 +275,38 @@ mod tests {
         // An altered payload is an error, not a panic.
         let altered: JsonString = serde_json::from_str(r#""\"unterminated""#).unwrap();
         assert!(altered.decoded().is_err());
+    }
+
+    #[test]
+    fn a_json_strings_lines_are_counted_as_written() {
+        let cases = [
+            r#""""#,
+            r#""a""#,
+            r#""a\n""#,
+            r#""a\nb""#,
+            r#""\n\n""#,
+            r#""a\\n""#,
+            r#""a\\\n""#,
+            r#""x\u000a""#,
+            r#""x\u000Ay""#,
+            r#""x\u0009\t\r\n\"""#,
+            r#""\ud83d\ude00\n""#,
+        ];
+        for raw in cases {
+            let json = JsonString::from_raw(raw).unwrap();
+            let want = crate::text::line_count(&json.decoded().unwrap());
+            assert_eq!(json.line_count(), want, "{raw}");
+        }
+        // Cut short (an altered payload): counted, not a panic.
+        assert_eq!(JsonString::from_raw(r#""ab\u00""#).unwrap().line_count(), 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_lines_counted_as_written_are_those_of_the_unescaped_text(text in "[a\\\\\\n\r\t\"\u{e9}\u{1F600} ]{0,40}") {
+            let raw = serde_json::to_string(&text).unwrap();
+            let json = JsonString::from_raw(&raw).unwrap();
+            proptest::prop_assert_eq!(json.line_count(), crate::text::line_count(&text));
+        }
     }
 }

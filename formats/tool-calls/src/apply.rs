@@ -180,13 +180,13 @@ fn create_with(current: Option<&str>, path: &str, new: &str) -> Result<Done, Edi
 }
 
 /// Anthropic's `insert`: `text` after line `after` (0: at the top).
-pub fn insert(current: Option<&str>, path: &str, after: u64, text: &str) -> Result<Done, EditFailure> {
+pub fn insert(current: Option<&str>, path: &str, after: u32, text: &str) -> Result<Done, EditFailure> {
     let Some(content) = current else {
         return Err(EditFailure::new(FailureKind::NotFound, format!("{path} does not exist"))
             .with_hint("to create the file, use the create command"));
     };
     let n = line_count(split_bom(content).1);
-    if after > n as u64 {
+    if after as usize > n {
         return Err(EditFailure::new(
             FailureKind::OutOfRange,
             format!("insert_line {after} is past the end of {path}, which has {n} lines"),

@@ -15,6 +15,9 @@
 //! `repo-root` option) become repo-relative. Calls apply in order, each to
 //! the result of the ones before.
 
+use std::borrow::Cow;
+
+use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
@@ -30,11 +33,12 @@ pub use tools::definitions;
 #[derive(Default)]
 pub struct ToolCalls;
 
-/// One replacement: `old_string` → `new_string`.
+/// One replacement: `old_string` → `new_string`. Its texts are `String`s
+/// when applied, and [`Text`]s in the payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Replacement {
-    pub old: String,
-    pub new: String,
+pub struct Replacement<T = String> {
+    pub old: T,
+    pub new: T,
     /// Replace every occurrence, not exactly one.
     pub all: bool,
 }
@@ -42,32 +46,91 @@ pub struct Replacement {
 /// What a call does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub enum Action<T = String> {
     /// `str_replace`, `Edit`, opencode's edit.
-    Replace(Replacement),
+    Replace(Replacement<T>),
     /// Replacements in order, each on the previous result, all or nothing.
-    MultiEdit { edits: Vec<Replacement> },
-    /// Lines after line `after_line` (0: the top).
-    Insert { after_line: u64, text: String },
+    MultiEdit { edits: Vec<Replacement<T>> },
+    /// Lines after line `after_line` (0: the top). A `u32`, as the SDK's
+    /// line numbers are: a `u64` here aligned every call to 8 bytes, unlike
+    /// the contract's edits, which the SDK then could not reuse in place.
+    Insert { after_line: u32, text: T },
     /// The whole file; `create` does not overwrite.
-    Write { content: String, overwrite: bool },
+    Write { content: T, overwrite: bool },
 }
 
-impl Action {
+/// A call's text as kept between `parse` and `apply`: the JSON string the
+/// reply wrote, unescaped when applied (a reply of 20,000 calls then holds
+/// no unescaped copy of each `old_string` and `new_string`), or a string
+/// (from arguments sent as a JSON string, whose text is not the reply's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Text {
+    /// With its line count, for the summary.
+    Json {
+        json: JsonString,
+        lines: u32,
+    },
+    Plain(String),
+}
+
+impl Text {
+    fn decoded(&self) -> Result<String, String> {
+        match self {
+            Text::Json { json, .. } => json.decoded().map(Cow::into_owned),
+            Text::Plain(text) => Ok(text.clone()),
+        }
+    }
+
+    fn line_count(&self) -> usize {
+        match self {
+            Text::Json { lines, .. } => *lines as usize,
+            Text::Plain(text) => agent_apply_sdk::text::line_count(text),
+        }
+    }
+
+    /// Whether the text is empty: only an empty text has no lines.
+    fn is_empty(&self) -> bool {
+        self.line_count() == 0
+    }
+}
+
+impl Replacement<Text> {
+    fn decoded(&self) -> Result<Replacement, String> {
+        Ok(Replacement { old: self.old.decoded()?, new: self.new.decoded()?, all: self.all })
+    }
+}
+
+impl Action<Text> {
+    /// The action with its texts unescaped.
+    fn decoded(&self) -> Result<Action, String> {
+        Ok(match self {
+            Action::Replace(r) => Action::Replace(r.decoded()?),
+            Action::MultiEdit { edits } => {
+                Action::MultiEdit { edits: edits.iter().map(Replacement::decoded).collect::<Result<_, _>>()? }
+            }
+            Action::Insert { after_line, text } => Action::Insert { after_line: *after_line, text: text.decoded()? },
+            Action::Write { content, overwrite } => {
+                Action::Write { content: content.decoded()?, overwrite: *overwrite }
+            }
+        })
+    }
+}
+
+impl Action<Text> {
     /// One line for humans.
     pub fn summary(&self) -> String {
-        let lines = |text: &str| agent_apply_sdk::text::line_count(text);
         match self {
-            Action::Replace(r) if r.old.is_empty() => format!("create a file of {}", lines_label(lines(&r.new))),
+            Action::Replace(r) if r.old.is_empty() => format!("create a file of {}", lines_label(r.new.line_count())),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                format!("replace {} with {}{all}", lines_label(lines(&r.old)), lines(&r.new))
+                format!("replace {} with {}{all}", lines_label(r.old.line_count()), r.new.line_count())
             }
             Action::MultiEdit { edits } => format!("{} replacements in order", edits.len()),
             Action::Insert { after_line, text } => {
-                format!("insert {} after line {after_line}", lines_label(lines(text)))
+                format!("insert {} after line {after_line}", lines_label(text.line_count()))
             }
-            Action::Write { content, .. } => format!("write the whole file ({})", lines_label(lines(content))),
+            Action::Write { content, .. } => format!("write the whole file ({})", lines_label(content.line_count())),
         }
     }
 }
@@ -81,7 +144,7 @@ pub struct Call {
     pub reply_line: u32,
     /// The tool's name as called, or the shape's (`Edit`, `str_replace`).
     pub tool: String,
-    pub action: Action,
+    pub action: Action<Text>,
 }
 
 impl Call {
@@ -191,16 +254,17 @@ impl Format for ToolCalls {
         while results.len() < edits.len() {
             let first = results.len();
             let path = &edits[first].path;
-            let run: Vec<&Replacement> = edits[first..]
+            // A text that does not read stops the run: its call fails on its own.
+            let run: Vec<Replacement> = edits[first..]
                 .iter()
                 .take_while(|e| &e.path == path)
                 .map_while(|e| match &e.op.action {
-                    Action::Replace(r) => Some(r),
+                    Action::Replace(r) => r.decoded().ok(),
                     _ => None,
                 })
                 .collect();
             let end = first + run.len().max(1);
-            match replace_run(workspace, &edits[first..end], &run) {
+            match replace_run(workspace, &edits[first..end], &run.iter().collect::<Vec<_>>()) {
                 Some(done) => {
                     for (index, (applied, matched)) in (first..).zip(done) {
                         workspace.note_match_of(index, matched);
@@ -237,8 +301,10 @@ impl Format for ToolCalls {
             let failure = EditFailure::new(FailureKind::Forbidden, format!("{path:?} {problem}"));
             return Err(prefix(failure.with_hint("name files inside the repository, relative to its root")));
         }
+        let unreadable = |e: String| EditFailure::new(FailureKind::Malformed, format!("its text cannot be read: {e}"));
+        let action = call.action.decoded().map_err(|e| prefix(unreadable(e)))?;
         let current = workspace.read(path);
-        let done = match &call.action {
+        let done = match &action {
             Action::Replace(r) => apply::replace(current, path, r),
             Action::MultiEdit { edits } => apply::multi_edit(current, path, edits),
             Action::Insert { after_line, text } => apply::insert(current, path, *after_line, text),

@@ -7,13 +7,13 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::json_values;
+use agent_apply_sdk::json::{JsonString, json_values, unescaped};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::{Action, Call, Replacement};
+use crate::{Action, Call, Replacement, Text};
 
 /// How deeply arrays and message objects may nest around a call.
 const MAX_DEPTH: usize = 6;
@@ -27,7 +27,7 @@ enum Found {
     Edit {
         path: String,
         tool: String,
-        action: Action,
+        action: Action<Text>,
     },
     /// A tool call that is no edit (`view`, `Read`, ...): reported, not applied.
     NotEdit(String),
@@ -96,7 +96,7 @@ impl<'r> Reader<'r> {
             }
             return;
         }
-        let Ok(fields) = serde_json::from_str::<BTreeMap<String, &'r RawValue>>(text) else { return };
+        let Ok(fields) = serde_json::from_str::<RawFields<'r>>(text) else { return };
         // An API response or message holds the calls: a Chat Completions
         // response's `choices` and their `message`, its `tool_calls`, an
         // Anthropic message's `content` blocks, a Responses API `output`.
@@ -110,10 +110,9 @@ impl<'r> Reader<'r> {
         if let Some(inner) = inner {
             return self.value(inner.get(), depth + 1);
         }
-        let Ok(object) = serde_json::from_str::<Map<String, Value>>(text) else { return };
         let start = (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len());
         let span = self.map.span(start, start + text.len());
-        match envelope(&object).and_then(|(name, args)| classify(name.as_deref(), &args)) {
+        match read_call(&Fields::Raw(fields)) {
             Ok(Found::Edit { path, tool, action }) => {
                 let path = repo_relative(&path, self.root);
                 let summary = format!("{tool}: {}", action.summary());
@@ -139,31 +138,147 @@ impl<'r> Reader<'r> {
     }
 }
 
+/// An object's fields as the reply wrote them, by their keys (unescaped;
+/// a repeated key keeps its last value, as serde does).
+type RawFields<'r> = BTreeMap<String, &'r RawValue>;
+
+/// A call's fields: as the reply wrote them, so that a text is kept as the
+/// JSON string it is (unescaped only when applied: a reply of 20,000 calls
+/// holds no unescaped copy of each `old_string` and `new_string`), or parsed
+/// from the JSON string an OpenAI function call sends its arguments in.
+enum Fields<'a> {
+    Raw(RawFields<'a>),
+    Parsed(&'a Map<String, Value>),
+}
+
+impl<'a> Fields<'a> {
+    /// The field whose key is `name` once without case, `_` or `-` ([`key_is`]).
+    fn get(&self, name: &str) -> Option<Json<'a>> {
+        // The last such key, as when a later duplicate overwrote an earlier one.
+        match self {
+            Fields::Raw(fields) => fields.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Raw(v)),
+            Fields::Parsed(fields) => fields.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Parsed(v)),
+        }
+    }
+
+    /// The field whose key is exactly `key` (an envelope's).
+    fn exact(&self, key: &str) -> Option<Json<'a>> {
+        match self {
+            Fields::Raw(fields) => fields.get(key).map(|v| Json::Raw(v)),
+            Fields::Parsed(fields) => fields.get(key).map(Json::Parsed),
+        }
+    }
+}
+
+/// One JSON value of a call, as the reply wrote it or parsed.
+#[derive(Clone, Copy)]
+enum Json<'a> {
+    Raw(&'a RawValue),
+    Parsed(&'a Value),
+}
+
+impl<'a> Json<'a> {
+    /// The string, unescaped; `None` when the value is no string.
+    fn string(self) -> Result<Option<Cow<'a, str>>, String> {
+        match self {
+            Json::Raw(raw) => raw.get().starts_with('"').then(|| unescaped(raw.get())).transpose(),
+            Json::Parsed(value) => Ok(value.as_str().map(Cow::Borrowed)),
+        }
+    }
+
+    /// The string as a text to write: as the reply wrote it when it is the
+    /// reply's, unescaped when applied (its line count, for the summary,
+    /// read from the JSON text). `None` when the value is no string.
+    fn text(self) -> Option<Text> {
+        match self {
+            Json::Raw(raw) => {
+                let json = JsonString::from_raw(raw.get())?;
+                let lines = json.line_count() as u32;
+                Some(Text::Json { json, lines })
+            }
+            Json::Parsed(value) => value.as_str().map(|s| Text::Plain(s.to_string())),
+        }
+    }
+
+    fn is_null(self) -> bool {
+        match self {
+            Json::Raw(raw) => raw.get() == "null",
+            Json::Parsed(value) => value.is_null(),
+        }
+    }
+
+    /// The value parsed: for what is not text (numbers, booleans) and for
+    /// messages, which show it as compact JSON.
+    fn value(self) -> Value {
+        match self {
+            Json::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            Json::Parsed(value) => value.clone(),
+        }
+    }
+
+    fn object(self) -> Option<Fields<'a>> {
+        match self {
+            Json::Raw(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).ok().map(Fields::Raw),
+            Json::Raw(_) => None,
+            Json::Parsed(value) => value.as_object().map(Fields::Parsed),
+        }
+    }
+
+    fn array(self) -> Option<Vec<Json<'a>>> {
+        match self {
+            Json::Raw(raw) if raw.get().starts_with('[') => {
+                let items = serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()?;
+                Some(items.into_iter().map(Json::Raw).collect())
+            }
+            Json::Raw(_) => None,
+            Json::Parsed(value) => value.as_array().map(|items| items.iter().map(Json::Parsed).collect()),
+        }
+    }
+}
+
+/// A call's arguments.
+enum Arguments<'a> {
+    /// The call's own fields (bare arguments).
+    Call,
+    /// An object of the call (`input`, a Chat Completions `function`'s `arguments`).
+    Object(Fields<'a>),
+    /// Parsed from the JSON string an OpenAI function call holds them in.
+    Parsed(Map<String, Value>),
+}
+
 /// The tool's name (if the call names it) and its arguments: an Anthropic
 /// `tool_use` (`name`, `input`), an OpenAI function call (`name`,
 /// `arguments` as a JSON string), a Chat Completions tool call (`function`),
 /// or bare arguments.
-fn envelope(object: &Map<String, Value>) -> Result<(Option<String>, Arguments<'_>), String> {
-    let holder = match object.get("function") {
-        Some(Value::Object(function)) => function,
-        _ => object,
-    };
-    let name = holder.get("name").and_then(Value::as_str);
-    let args = ["input", "arguments", "parameters", "args"].iter().find_map(|k| holder.get(*k));
-    match (name, args) {
-        (Some(name), Some(Value::Object(args))) => Ok((Some(name.to_string()), Cow::Borrowed(args))),
-        (Some(name), Some(Value::String(text))) => match serde_json::from_str::<Map<String, Value>>(text) {
-            Ok(args) => Ok((Some(name.to_string()), Cow::Owned(args))),
+fn envelope<'a>(call: &Fields<'a>) -> Result<(Option<String>, Arguments<'a>), String> {
+    let function = call.exact("function").and_then(Json::object);
+    let holder = function.as_ref().unwrap_or(call);
+    let name = holder.exact("name").map(Json::string).transpose()?.flatten();
+    let args = ["input", "arguments", "parameters", "args"].iter().find_map(|k| holder.exact(k));
+    let (Some(name), Some(args)) = (name, args) else { return Ok((None, Arguments::Call)) };
+    let name = name.into_owned();
+    if let Some(fields) = args.object() {
+        return Ok((Some(name), Arguments::Object(fields)));
+    }
+    match args.string()? {
+        Some(text) => match serde_json::from_str::<Map<String, Value>>(&text) {
+            Ok(parsed) => Ok((Some(name), Arguments::Parsed(parsed))),
             Err(e) => Err(format!("the arguments of the `{name}` call are not a JSON object: {e}")),
         },
-        (Some(name), Some(other)) => Err(format!("the arguments of the `{name}` call must be an object, not {other}")),
-        _ => Ok((None, Cow::Borrowed(object))),
+        None => Err(format!("the arguments of the `{name}` call must be an object, not {}", args.value())),
     }
 }
 
-/// A call's arguments: borrowed from the call, or parsed from the string an
-/// OpenAI function call holds them in.
-type Arguments<'a> = Cow<'a, Map<String, Value>>;
+/// What a call asks for: [`classify`] of its arguments.
+fn read_call(call: &Fields<'_>) -> Result<Found, String> {
+    let (name, args) = envelope(call)?;
+    let name = name.as_deref();
+    match args {
+        Arguments::Call => classify(name, call),
+        Arguments::Object(fields) => classify(name, &fields),
+        Arguments::Parsed(parsed) => classify(name, &Fields::Parsed(&parsed)),
+    }
+}
 
 /// Whether key `k` is `name` once without case, `_` or `-` (`old_string`,
 /// `oldString` and `old-string` are `oldstring`), compared without building
@@ -173,68 +288,73 @@ fn key_is(k: &str, name: &str) -> bool {
     name.chars().all(|c| normal.next() == Some(c)) && normal.next().is_none()
 }
 
-/// An object's fields, looked up by [`key_is`].
-struct Fields<'v>(&'v Map<String, Value>);
-
-impl<'v> Fields<'v> {
-    fn get(&self, name: &str) -> Option<&'v Value> {
-        // The last such key, as when a later duplicate overwrote an earlier one.
-        self.0.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| v)
-    }
-}
-
 const OLD: &[&str] = &["oldstring", "oldstr"];
 const NEW: &[&str] = &["newstring", "newstr"];
 const PATH: &[&str] = &["filepath", "path", "file"];
 
-fn pick<'v>(f: &Fields<'v>, names: &[&str]) -> Option<&'v Value> {
+fn pick<'a>(f: &Fields<'a>, names: &[&str]) -> Option<Json<'a>> {
     names.iter().find_map(|n| f.get(n))
 }
 
-/// The string under one of `names` (`what` is the name messages use).
-fn text(f: &Fields<'_>, names: &[&str], what: &str) -> Result<Option<String>, String> {
+/// The string under one of `names`, unescaped (`what` is the name messages use).
+fn string<'a>(f: &Fields<'a>, names: &[&str], what: &str) -> Result<Option<Cow<'a, str>>, String> {
     match pick(f, names) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("`{what}` must be a string, not {other}")),
+        None => Ok(None),
+        Some(json) if json.is_null() => Ok(None),
+        Some(json) => match json.string() {
+            Ok(Some(s)) => Ok(Some(s)),
+            Ok(None) => Err(format!("`{what}` must be a string, not {}", json.value())),
+            Err(e) => Err(format!("`{what}` cannot be read: {e}")),
+        },
     }
 }
 
-fn required(f: &Fields<'_>, names: &[&str], what: &str) -> Result<String, String> {
+/// A text to write, under one of `names`, kept as the reply wrote it.
+fn text(f: &Fields<'_>, names: &[&str], what: &str) -> Result<Option<Text>, String> {
+    match pick(f, names) {
+        None => Ok(None),
+        Some(json) if json.is_null() => Ok(None),
+        Some(json) => json.text().map(Some).ok_or_else(|| format!("`{what}` must be a string, not {}", json.value())),
+    }
+}
+
+fn required(f: &Fields<'_>, names: &[&str], what: &str) -> Result<Text, String> {
     text(f, names, what)?.ok_or_else(|| format!("`{what}` is missing"))
 }
 
 /// What the arguments ask for, by their shape; `name` only tells shells
 /// and other tools apart.
-fn classify(name: Option<&str>, args: &Map<String, Value>) -> Result<Found, String> {
-    let f = Fields(args);
+fn classify(name: Option<&str>, f: &Fields<'_>) -> Result<Found, String> {
     let tool = name.unwrap_or("");
-    if let Some(Value::String(command)) = f.get("command") {
-        if let Some(found) = text_editor(command, &f, tool)? {
+    if let Some(command) = f.get("command").map(Json::string).transpose()?.flatten() {
+        if let Some(found) = text_editor(&command, f, tool)? {
             return Ok(found);
         }
         if ["bash", "shell", "run_command", "terminal"].contains(&tool.to_ascii_lowercase().as_str()) {
-            return Ok(Found::Command(command.clone()));
+            return Ok(Found::Command(command.into_owned()));
         }
     }
-    let multi = matches!(pick(&f, &["edits"]), Some(Value::Array(items))
-        if items.iter().all(|item| matches!(item, Value::Object(o) if pick(&Fields(o), OLD).is_some())));
-    let action = if multi && pick(&f, PATH).is_some() {
-        let Some(Value::Array(items)) = pick(&f, &["edits"]) else { unreachable!("checked above") };
-        if items.is_empty() {
-            return Err("the MultiEdit call has an empty `edits` list".into());
+    // Every item an object that has an old string: a MultiEdit's list.
+    let items: Option<Vec<Fields<'_>>> = pick(f, &["edits"])
+        .and_then(Json::array)
+        .and_then(|items| items.into_iter().map(Json::object).collect::<Option<Vec<_>>>())
+        .filter(|items| items.iter().all(|item| pick(item, OLD).is_some()));
+    let action = match items {
+        Some(items) if pick(f, PATH).is_some() => {
+            if items.is_empty() {
+                return Err("the MultiEdit call has an empty `edits` list".into());
+            }
+            let edits = items.iter().map(|item| replacement(item, false));
+            Some(("MultiEdit", Action::MultiEdit { edits: edits.collect::<Result<_, _>>()? }))
         }
-        let edits = items.iter().filter_map(Value::as_object).map(|o| replacement(&Fields(o), false));
-        Some(("MultiEdit", Action::MultiEdit { edits: edits.collect::<Result<_, _>>()? }))
-    } else if pick(&f, OLD).is_some() {
-        Some(("Edit", Action::Replace(replacement(&f, false)?)))
-    } else if let (Some(content), Some(_)) = (text(&f, &["content", "filetext"], "content")?, pick(&f, PATH)) {
-        Some(("Write", Action::Write { content, overwrite: true }))
-    } else {
-        None
+        _ if pick(f, OLD).is_some() => Some(("Edit", Action::Replace(replacement(f, false)?))),
+        _ => match (text(f, &["content", "filetext"], "content")?, pick(f, PATH)) {
+            (Some(content), Some(_)) => Some(("Write", Action::Write { content, overwrite: true })),
+            _ => None,
+        },
     };
     match action {
-        Some((shape, action)) => Ok(Found::Edit { path: path(&f)?, tool: display(tool, shape), action }),
+        Some((shape, action)) => Ok(Found::Edit { path: path(f)?, tool: display(tool, shape), action }),
         None if edits_files(tool) => Err(format!(
             "the `{tool}` call looks like an edit, but its arguments are none this format reads \
              (old_string/new_string, edits, content, or a text editor command)"
@@ -258,22 +378,22 @@ fn display(tool: &str, shape: &str) -> String {
 }
 
 fn path(f: &Fields<'_>) -> Result<String, String> {
-    match text(f, PATH, "file_path")? {
+    match string(f, PATH, "file_path")? {
         Some(p) if !p.trim().is_empty() => Ok(p.trim().to_string()),
         _ => Err("the call names no file: give `file_path` (or `path`)".into()),
     }
 }
 
-fn replacement(f: &Fields<'_>, new_optional: bool) -> Result<Replacement, String> {
+fn replacement(f: &Fields<'_>, new_optional: bool) -> Result<Replacement<Text>, String> {
     let old = required(f, OLD, "old_string")?;
     let new = match text(f, NEW, "new_string")? {
         Some(new) => new,
-        None if new_optional => String::new(),
+        None if new_optional => Text::Plain(String::new()),
         None => return Err("`new_string` is missing (use \"\" to delete the text)".into()),
     };
-    let all = match pick(f, &["replaceall"]) {
+    let all = match pick(f, &["replaceall"]).map(Json::value) {
         None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
+        Some(Value::Bool(b)) => b,
         Some(Value::String(s)) if s == "true" || s == "false" => s == "true",
         Some(other) => return Err(format!("`replace_all` must be true or false, not {other}")),
     };
@@ -286,10 +406,14 @@ fn text_editor(command: &str, f: &Fields<'_>, tool: &str) -> Result<Option<Found
     let action = match command {
         "str_replace" => Action::Replace(replacement(f, true)?),
         "insert" => {
-            let after_line = match pick(f, &["insertline"]) {
-                Some(Value::Number(n)) if n.is_u64() => n.as_u64().unwrap_or_default(),
-                Some(Value::String(s)) if s.trim().parse::<u64>().is_ok() => s.trim().parse().unwrap_or_default(),
-                Some(other) => return Err(format!("`insert_line` must be a line number (0 for the top), not {other}")),
+            let line_number = |value: &Value| match value {
+                Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            };
+            let after_line = match pick(f, &["insertline"]).map(Json::value) {
+                Some(value) => line_number(&value)
+                    .ok_or_else(|| format!("`insert_line` must be a line number (0 for the top), not {value}"))?,
                 None => return Err("`insert_line` is missing (0 inserts at the top of the file)".into()),
             };
             let text = text(f, &["inserttext", "newstr", "text"], "insert_text")?.ok_or("`insert_text` is missing")?;
@@ -297,11 +421,11 @@ fn text_editor(command: &str, f: &Fields<'_>, tool: &str) -> Result<Option<Found
         }
         "create" => Action::Write { content: required(f, &["filetext", "content"], "file_text")?, overwrite: false },
         "view" => {
-            let what = text(f, PATH, "path")?.unwrap_or_default();
+            let what = string(f, PATH, "path")?.unwrap_or_default();
             return Ok(Some(Found::NotEdit(format!("`view` of {what} reads a file; it is not an edit"))));
         }
         "undo_edit" => {
-            let what = text(f, PATH, "path")?.unwrap_or_default();
+            let what = string(f, PATH, "path")?.unwrap_or_default();
             return Err(format!(
                 "`undo_edit` of {what} cannot be replayed: it undoes an earlier edit of the agent's session, \
                  which this run does not have; leave it out and send the edits that should remain \

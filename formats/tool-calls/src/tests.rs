@@ -342,3 +342,40 @@ proptest::proptest! {
         proptest::prop_assert_eq!(batched, one_by_one);
     }
 }
+
+#[test]
+fn texts_kept_as_the_reply_wrote_them_are_the_ones_read() {
+    let file = "a\tb \"q\" \u{e9}\nx = 1\n";
+    // Escapes, keys that read alike (the last in key order wins, as when
+    // read), envelopes, and arguments as a JSON string (kept unescaped).
+    let edit =
+        r#"{"file_path": "a.py", "oldString": "nope", "old_string": "a\tb \"q\" \u00e9\n", "new_string": "A\\n\n"}"#;
+    let args = serde_json::to_string(edit).unwrap();
+    for reply in [
+        edit.to_string(),
+        format!(r#"{{"type": "tool_use", "name": "Edit", "input": {edit}}}"#),
+        format!(r#"{{"function": {{"name": "Edit", "arguments": {edit}}}}}"#),
+        format!(r#"{{"name": "Edit", "arguments": {args}}}"#),
+        r#"{"file_path": "a.py", "edits": [{"old_string": "a\tb \"q\" \u00e9\n", "new_string": "A\\n\n"}]}"#.into(),
+        r#"{"command": "str_replace", "path": "a.py", "old_str": "a\tb \"q\" \u00e9\n", "new_str": "A\\n\n"}"#.into(),
+    ] {
+        assert_eq!(ok(&[("a.py", file)], &reply)["a.py"], "A\\n\nx = 1\n", "{reply}");
+    }
+    let write = r#"{"file_path": "b.py", "content": "line\u0021\n"}"#;
+    assert_eq!(ok(&[], write)["b.py"], "line!\n");
+    // A payload whose kept text was altered fails its call, saying why.
+    let mut edits = parsed(edit).edits;
+    edits[0].payload = edits[0].payload.replace("\\\"A", "\\\"\\\\z");
+    let out = Plugin::apply(&ToolCalls, vec![File::new("a.py", file)], edits, &[]).unwrap();
+    assert!(out.outcomes[0].message.contains("cannot be read"), "{:?}", out.outcomes[0]);
+}
+
+#[test]
+fn a_text_that_does_not_unescape_fails_its_call_and_is_not_skipped() {
+    // A lone surrogate: valid JSON to scan, no string once unescaped.
+    let reply = r#"{"file_path": "a.py", "old_string": "x = 1", "new_string": "\ud800"}"#;
+    let out = parsed(reply);
+    assert_eq!(out.edits.len(), 1, "read as a call, not skipped: {out:?}");
+    let message = failed(&[("a.py", "x = 1\n")], reply);
+    assert!(message.contains("cannot be read"), "{message}");
+}
