@@ -56,13 +56,16 @@ impl JsonString {
         let (mut newlines, mut ends_with_newline, mut at) = (0, false, 0);
         while let Some(found) = body.get(at..).and_then(|rest| memchr::memchr(b'\\', rest)) {
             let escape = at + found;
-            let newline = match body.get(escape + 1) {
-                Some(b'n') => true,
-                Some(b'u') => body.get(escape + 2..escape + 6).is_some_and(|hex| hex.eq_ignore_ascii_case(b"000a")),
-                _ => false,
+            // Whether the escape is a newline, and how long it is.
+            let (newline, width) = match body.get(escape + 1) {
+                Some(b'n') => (true, 2),
+                Some(b'u') => {
+                    (body.get(escape + 2..escape + 6).is_some_and(|hex| hex.eq_ignore_ascii_case(b"000a")), 6)
+                }
+                _ => (false, 2),
             };
             newlines += usize::from(newline);
-            at = escape + if body.get(escape + 1) == Some(&b'u') { 6 } else { 2 };
+            at = escape + width;
             ends_with_newline = newline && at >= body.len();
         }
         if at < body.len() {

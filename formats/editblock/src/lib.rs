@@ -265,10 +265,7 @@ fn quote(line: &str) -> (&str, bool) {
 fn replaced_lines(block: &Block, path: &str, level: Level, lines: LineRange) -> Applied {
     let mut message = String::with_capacity(128);
     write_label(&mut message, block);
-    let _ = write!(message, ": replaced lines {}-{} of {path}", lines.start, lines.end);
-    if level != Level::Exact {
-        let _ = write!(message, " (matched {})", level.describe());
-    }
+    let _ = write!(message, ": replaced lines {}-{} of {path}{}", lines.start, lines.end, level_note(level));
     Applied { message, lines: Some(lines), applied_path: None }
 }
 

@@ -296,26 +296,29 @@ fn pick<'a>(f: &Fields<'a>, names: &[&str]) -> Option<Json<'a>> {
     names.iter().find_map(|n| f.get(n))
 }
 
+/// The value under one of `names`, unless absent or `null`.
+fn given<'a>(f: &Fields<'a>, names: &[&str]) -> Option<Json<'a>> {
+    pick(f, names).filter(|json| !json.is_null())
+}
+
+fn not_a_string(what: &str, json: Json<'_>) -> String {
+    format!("`{what}` must be a string, not {}", json.value())
+}
+
 /// The string under one of `names`, unescaped (`what` is the name messages use).
 fn string<'a>(f: &Fields<'a>, names: &[&str], what: &str) -> Result<Option<Cow<'a, str>>, String> {
-    match pick(f, names) {
-        None => Ok(None),
-        Some(json) if json.is_null() => Ok(None),
-        Some(json) => match json.string() {
-            Ok(Some(s)) => Ok(Some(s)),
-            Ok(None) => Err(format!("`{what}` must be a string, not {}", json.value())),
-            Err(e) => Err(format!("`{what}` cannot be read: {e}")),
-        },
+    let Some(json) = given(f, names) else { return Ok(None) };
+    match json.string() {
+        Ok(Some(s)) => Ok(Some(s)),
+        Ok(None) => Err(not_a_string(what, json)),
+        Err(e) => Err(format!("`{what}` cannot be read: {e}")),
     }
 }
 
 /// A text to write, under one of `names`, kept as the reply wrote it.
 fn text(f: &Fields<'_>, names: &[&str], what: &str) -> Result<Option<Text>, String> {
-    match pick(f, names) {
-        None => Ok(None),
-        Some(json) if json.is_null() => Ok(None),
-        Some(json) => json.text().map(Some).ok_or_else(|| format!("`{what}` must be a string, not {}", json.value())),
-    }
+    let Some(json) = given(f, names) else { return Ok(None) };
+    json.text().map(Some).ok_or_else(|| not_a_string(what, json))
 }
 
 fn required(f: &Fields<'_>, names: &[&str], what: &str) -> Result<Text, String> {
