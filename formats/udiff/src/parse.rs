@@ -251,7 +251,8 @@ fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePa
         lines.push((offset, strip_ending(line)));
         offset += line.len();
     }
-    let mut reader = RegionReader { region, map, parsed, lines: &lines, section: None, in_hunk: false };
+    let first_line = map.line_of(region.offset);
+    let mut reader = RegionReader { region, map, parsed, lines: &lines, first_line, section: None, in_hunk: false };
     let mut i = 0;
     while i < lines.len() {
         i += reader.line(i);
@@ -268,6 +269,9 @@ struct RegionReader<'r, 'p> {
     parsed: &'p mut Parsed<FilePatch>,
     /// Each line's offset in the reply and its text without the ending.
     lines: &'r [(usize, &'r str)],
+    /// The reply line of `lines[0]`: line `i` is this plus `i`, known
+    /// without a search of the source map per line.
+    first_line: u32,
     section: Option<Section>,
     /// Inside a hunk's body.
     in_hunk: bool,
@@ -306,9 +310,14 @@ impl RegionReader<'_, '_> {
         self.lines.get(i + 1).map_or(self.region.offset + self.region.text.len(), |l| l.0)
     }
 
+    /// The 1-based reply line of line `i`.
+    fn line_no(&self, i: usize) -> u32 {
+        self.first_line + i as u32
+    }
+
     /// The current section now reaches to the end of line `i`.
     fn extend_to(&mut self, i: usize) {
-        let (end, end_line) = (self.end_of(i), self.map.line_of(self.lines[i].0));
+        let (end, end_line) = (self.end_of(i), self.line_no(i));
         let s = self.section.as_mut().expect("a section is open");
         s.end = end;
         s.end_line = end_line;
@@ -343,7 +352,7 @@ impl RegionReader<'_, '_> {
     /// An `@@` line: a new hunk (its numbers warned about when unreadable).
     fn hunk_header(&mut self, i: usize) {
         let (at, line) = self.lines[i];
-        let line_no = self.map.line_of(at);
+        let line_no = self.line_no(i);
         if self.section.is_none() {
             self.start_section(at);
         }

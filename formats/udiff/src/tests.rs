@@ -85,6 +85,13 @@ fn spans_and_reply_lines() {
     let files = vec![File::new("x", "q\n")];
     let err = run(reply, files, &[]).unwrap_err();
     assert!(err.contains("reply line 5"), "{err}");
+    // A second fenced diff: its lines are counted from where its fence opens.
+    let two = format!("{reply}\nThen:\n\n```diff\n--- a/y\n+++ b/y\n@@ @@\n-d\n+e\n```\n");
+    let parsed = parse(&two);
+    let spans: Vec<(u32, u32)> = parsed.edits.iter().map(|e| (e.span.first_line, e.span.last_line)).collect();
+    assert_eq!(spans, [(3, 8), (14, 18)]);
+    let err = run(&two, vec![File::new("x", "a\nb\n"), File::new("y", "q\n")], &[]).unwrap_err();
+    assert!(err.contains("reply line 16"), "{err}");
 }
 
 #[test]
