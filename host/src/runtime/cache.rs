@@ -1,6 +1,13 @@
 //! Compiled components on disk, keyed by the engine's compatibility hash and
 //! the wasm's digest. Each file ends with a checksum of its contents; a
 //! missing, stale, truncated or corrupt entry is recompiled, never fatal.
+//!
+//! The checksum is read once per entry: then the entry is synced to disk
+//! and a stamp beside it records the file it vouches for (device, inode,
+//! size, modification and change times). Later runs compare the stamp with
+//! the file instead of reading its megabyte, a tenth of a small run's time.
+//! Any rewrite of the entry, in place or by rename, changes what the stamp
+//! records (a change time cannot be set back), so it is checked again.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -147,19 +154,87 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     if !only_ours(&file) {
         return None;
     }
-    // SAFETY: entries are only ever replaced by rename, never rewritten in
-    // place, so the mapped bytes cannot change while they are checked.
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    let split = map.len().checked_sub(CHECKSUM_BYTES)?;
-    let (artifact, checksum) = map.split_at(split);
-    if xxh3_64(artifact).to_le_bytes() != checksum {
-        return None;
+    let identity = file.metadata().ok().as_ref().and_then(identity);
+    let stamp = stamp_path(path);
+    if identity.is_none() || read_stamp(&stamp) != identity {
+        if !checksum_holds(&file)? {
+            return None;
+        }
+        // Durable before it is vouched for: a stamp that outlived a crash
+        // must never speak for bytes that did not reach the disk.
+        if let Some(identity) = identity.filter(|_| file.sync_all().is_ok()) {
+            let _ = write_atomically(&stamp, &[identity.as_bytes()]);
+        }
     }
     // SAFETY: the artifact was written by `Component::serialize` of an engine
     // with the same compatibility hash (it is in the file name), and the
-    // checksum shows the bytes are the ones written. A concurrent run can
-    // only rename another sound entry for the same key over it.
+    // checksum (or the stamp of the file it was read from) shows the bytes
+    // are the ones written. A concurrent run can only rename another sound
+    // entry for the same key over it.
     unsafe { Component::deserialize_file(engine, path) }.ok()
+}
+
+/// Whether the entry's last bytes are the checksum of the rest; `None` when
+/// it cannot be read or is too short to hold one.
+fn checksum_holds(file: &std::fs::File) -> Option<bool> {
+    // SAFETY: entries are only ever replaced by rename, never rewritten in
+    // place, so the mapped bytes cannot change while they are checked.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    let split = map.len().checked_sub(CHECKSUM_BYTES)?;
+    let (artifact, checksum) = map.split_at(split);
+    Some(xxh3_64(artifact).to_le_bytes() == checksum)
+}
+
+/// Where the stamp of a verified entry is kept.
+fn stamp_path(entry: &Path) -> PathBuf {
+    entry.with_extension("verified")
+}
+
+/// How long after its last change an entry may be stamped. File times
+/// are coarse (a clock tick; a second on some file systems): a rewrite in
+/// the same tick as the stamped version would keep its times. Once this has
+/// passed, any rewrite gets other times.
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a stamp records of the file it vouches for; `None` where the
+/// platform does not tell, or the file changed too recently to be told
+/// apart from a rewrite (the checksum is then read).
+#[cfg(unix)]
+pub(super) fn identity(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let changed =
+        std::time::UNIX_EPOCH + std::time::Duration::new(meta.ctime().try_into().ok()?, meta.ctime_nsec() as u32);
+    if std::time::SystemTime::now().duration_since(changed).ok()? < SETTLED {
+        return None;
+    }
+    Some(format!(
+        "v1 {} {} {} {}.{} {}.{}",
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    ))
+}
+
+#[cfg(not(unix))]
+pub(super) fn identity(_: &std::fs::Metadata) -> Option<String> {
+    None
+}
+
+/// The stamp at `path`, if there is one that only this user could have
+/// written (as for entries: it decides whether machine code is checked).
+fn read_stamp(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    if !only_ours(&file) {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(256).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Whether only this user could have written `file`: an entry is machine

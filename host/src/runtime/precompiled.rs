@@ -86,11 +86,12 @@ mod tests {
         assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
     }
 
-    /// The cache's entries, as (path, bytes).
+    /// The cache's entries (not their stamps), as (path, bytes).
     fn entries(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
         let mut found: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|x| x == "cwasm"))
             .map(|path| {
                 let bytes = std::fs::read(&path).unwrap();
                 (path, bytes)
@@ -163,5 +164,67 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "written again, for this user only: {mode:o}");
         assert!(once.cached());
+    }
+
+    /// The stamps beside the cache's entries.
+    fn stamps(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let paths = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path());
+        paths.filter(|path| path.extension().is_some_and(|x| x == "verified")).collect()
+    }
+
+    /// Flip a byte in the middle of `path`, in place: same file, same size.
+    fn flip_in_place(path: &std::path::Path) {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+        let middle = file.metadata().unwrap().len() / 2;
+        let mut byte = [0u8];
+        file.seek(SeekFrom::Start(middle)).unwrap();
+        file.read_exact(&mut byte).unwrap();
+        file.seek(SeekFrom::Start(middle)).unwrap();
+        file.write_all(&[byte[0] ^ 0xff]).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_settled_entry_is_stamped_and_any_rewrite_is_checked_again() {
+        let once = LoadedOnce::new();
+        assert!(once.cached());
+        assert!(stamps(once.dir.path()).is_empty(), "just written: its times could still be a rewrite's");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert!(once.cached(), "checked, synced and stamped");
+        let stamped = stamps(once.dir.path());
+        assert_eq!(stamped.len(), 1, "{stamped:?}");
+        assert!(once.cached(), "the stamp vouches for the entry");
+
+        // Rewritten in place (a byte of machine code changed, the size kept):
+        // the stamp no longer describes the file, so the checksum is read.
+        let (path, _) = entries(once.dir.path()).remove(0);
+        flip_in_place(&path);
+        assert!(!once.cached(), "a rewritten entry is never run on an old stamp");
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert!(!once.cached(), "nor once its new times have settled");
+        once.load();
+        assert!(once.cached(), "written again, sound");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_stamp_others_may_write_vouches_for_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let once = LoadedOnce::new();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert!(once.cached());
+        let stamp = stamps(once.dir.path()).remove(0);
+        std::fs::set_permissions(&stamp, std::fs::Permissions::from_mode(0o666)).unwrap();
+        // A damaged entry under a stamp that claims it: what the stamp says
+        // is not taken, since anyone could have written it.
+        let (path, _) = entries(once.dir.path()).remove(0);
+        flip_in_place(&path);
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let damaged = std::fs::metadata(&path).unwrap();
+        let claim = super::super::cache::identity(&damaged).expect("settled");
+        std::fs::write(&stamp, claim).unwrap();
+        std::fs::set_permissions(&stamp, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(!once.cached(), "the checksum is read, and the damaged entry refused");
     }
 }
