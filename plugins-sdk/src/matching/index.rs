@@ -237,7 +237,7 @@ impl LineIndex {
     const END: u32 = u32::MAX;
 
     fn new(keys: &[u64]) -> Self {
-        let bits = (keys.len().max(2) * 2).next_power_of_two().trailing_zeros();
+        let bits = keys.len().max(2).next_power_of_two().trailing_zeros();
         let shift = 64 - bits;
         let mut head = vec![Self::END; 1 << bits];
         let mut next = vec![Self::END; keys.len()];
