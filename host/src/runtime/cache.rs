@@ -3,11 +3,12 @@
 //! missing, stale, truncated or corrupt entry is recompiled, never fatal.
 //!
 //! The checksum is read once per entry: then the entry is synced to disk
-//! and a stamp beside it records the file it vouches for (device, inode,
-//! size, modification and change times). Later runs compare the stamp with
-//! the file instead of reading its megabyte, a tenth of a small run's time.
-//! Any rewrite of the entry, in place or by rename, changes what the stamp
-//! records (a change time cannot be set back), so it is checked again.
+//! (once, a few milliseconds) and a stamp beside it records the file it
+//! vouches for (device, inode, size, modification and change times). Later
+//! runs compare the stamp with the file instead of reading its megabyte,
+//! about a twentieth of a small run's time. Any rewrite of the entry, in
+//! place or by rename, changes what the stamp records (a change time cannot
+//! be set back), so it is checked again.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
