@@ -130,10 +130,16 @@ fn placeholder(trimmed: &str, after_block_opener: bool) -> bool {
 
 /// Every placeholder line in `text`.
 pub fn find_elisions(text: &str) -> Vec<Elision> {
+    find_elisions_in_lines(lines_with_endings(text).map(strip_ending))
+}
+
+/// Every placeholder among `lines` (each without its ending): what
+/// [`find_elisions`] finds in them joined, without joining them (a format
+/// checks every edit's replacement, and most have none).
+pub fn find_elisions_in_lines<'l>(lines: impl IntoIterator<Item = &'l str>) -> Vec<Elision> {
     let mut found = Vec::new();
     let mut after_block_opener = false;
-    for (index, line) in lines_with_endings(text).enumerate() {
-        let line = strip_ending(line);
+    for (index, line) in lines.into_iter().enumerate() {
         let trimmed = trim(line);
         if trimmed.is_empty() {
             continue;
@@ -151,7 +157,19 @@ pub fn find_elisions(text: &str) -> Vec<Elision> {
 /// already holds, a Python `...` stub body or a comment that reads like a
 /// placeholder, and writing it again deletes nothing.
 pub fn elisions_not_in<'o>(text: &str, original: impl IntoIterator<Item = &'o str>) -> Vec<Elision> {
-    let mut found = find_elisions(text);
+    not_content(find_elisions(text), original)
+}
+
+/// [`elisions_not_in`] of `lines` (each without its ending), not joined.
+pub fn elisions_in_lines_not_in<'l, 'o>(
+    lines: impl IntoIterator<Item = &'l str>,
+    original: impl IntoIterator<Item = &'o str>,
+) -> Vec<Elision> {
+    not_content(find_elisions_in_lines(lines), original)
+}
+
+/// `found` without the placeholders that stand (trimmed) among `original`.
+fn not_content<'o>(mut found: Vec<Elision>, original: impl IntoIterator<Item = &'o str>) -> Vec<Elision> {
     if found.is_empty() {
         return found;
     }
@@ -240,6 +258,22 @@ mod tests {
             if placeholder(&line, after) {
                 proptest::prop_assert!(may_be_placeholder(&line), "{:?}", line);
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lines_are_read_as_their_joined_text_is(
+            lines in proptest::collection::vec(
+                "(\\.\\.\\.|# \\.\\.\\. rest of code|// existing code|def f\\(\\):|x = 1|  …| *\\.\\.\\.|)",
+                0..12,
+            ),
+            original in proptest::collection::vec("(\\.\\.\\.|x = 1|// existing code|)", 0..4),
+        ) {
+            let joined = crate::text::joined_lines(&lines);
+            let of_lines = elisions_in_lines_not_in(lines.iter().map(String::as_str), original.iter().map(String::as_str));
+            let of_text = elisions_not_in(&joined, original.iter().map(String::as_str));
+            proptest::prop_assert_eq!(of_lines, of_text);
         }
     }
 }

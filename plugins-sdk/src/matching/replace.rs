@@ -1,7 +1,7 @@
 //! Replacing blocks: the ladder run per block or for many blocks at once,
 //! elisions, already-applied edits, and the failures a model can act on.
 
-use crate::elision::{elisions_not_in, is_placeholder};
+use crate::elision::{elisions_in_lines_not_in, is_placeholder};
 use crate::format::EditFailure;
 use crate::text::{joined_lines, lines_with_endings, strip_ending};
 
@@ -18,8 +18,8 @@ pub fn elided_replacement<'a>(
     replace: &[&str],
     file: impl IntoIterator<Item = &'a str>,
 ) -> Option<EditFailure> {
-    let text = joined_lines(replace);
-    let elision = elisions_not_in(&text, search.iter().copied().chain(file)).into_iter().next()?;
+    let elision =
+        elisions_in_lines_not_in(replace.iter().copied(), search.iter().copied().chain(file)).into_iter().next()?;
     Some(
         EditFailure::new(
             FailureKind::Forbidden,
