@@ -143,8 +143,8 @@ pub fn normalize(line: &str, level: Level) -> Cow<'_, str> {
     match level {
         Level::Exact => Cow::Borrowed(line),
         Level::TrailingWhitespace => Cow::Borrowed(line.trim_end()),
-        Level::LeadingWhitespace | Level::Elision => Cow::Borrowed(line.trim()),
-        Level::Unicode | Level::Fuzzy => match fold_lookalikes(line.trim()) {
+        Level::LeadingWhitespace | Level::Elision => Cow::Borrowed(crate::text::trim(line)),
+        Level::Unicode | Level::Fuzzy => match fold_lookalikes(crate::text::trim(line)) {
             Cow::Borrowed(s) => Cow::Borrowed(s),
             Cow::Owned(s) => Cow::Owned(s.trim().to_string()),
         },

@@ -37,7 +37,12 @@ pub enum Reindent {
 }
 
 pub(super) fn leading_ws(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
+    // Byte by byte while the line starts in ASCII, as code mostly does.
+    match line.bytes().position(|b| !crate::text::is_blank(b)) {
+        Some(end) if line.as_bytes()[end] < 0x80 => &line[..end],
+        None => line,
+        Some(_) => &line[..line.len() - line.trim_start().len()],
+    }
 }
 
 pub(super) fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {
@@ -101,13 +106,12 @@ impl Reindent {
 
     /// `line` re-indented.
     pub fn apply(&self, line: &str) -> String {
-        if line.trim().is_empty() {
-            return line.to_string();
-        }
         let ws = leading_ws(line);
         let rest = &line[ws.len()..];
         match self {
             Reindent::Keep => line.to_string(),
+            // A blank line is kept as it is.
+            _ if rest.is_empty() => line.to_string(),
             Reindent::Swap { from, to } => match ws.strip_prefix(from.as_str()) {
                 Some(tail) => format!("{to}{tail}{rest}"),
                 None => line.to_string(),

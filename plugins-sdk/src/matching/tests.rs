@@ -177,6 +177,23 @@ fn blocks_at_once_report_lines_as_each_block_saw_the_file() {
 }
 
 proptest! {
+    /// The ASCII fast paths see a line as `str::trim` and `trim_start` do,
+    /// Unicode white space included.
+    #[test]
+    fn fast_trims_agree_with_the_standard_ones(line in "[ \t\u{b}\u{c}\r\u{a0}\u{3000}\u{85}xé]{0,8}") {
+        prop_assert_eq!(leading_ws(&line), &line[..line.len() - line.trim_start().len()]);
+        for level in [Level::LeadingWhitespace, Level::Unicode] {
+            let fast = normalize(&line, level);
+            let slow = match level {
+                Level::LeadingWhitespace => line.trim().to_string(),
+                _ => fold_lookalikes(line.trim()).trim().to_string(),
+            };
+            prop_assert_eq!(fast.as_ref(), slow.as_str());
+        }
+    }
+}
+
+proptest! {
     #[test]
     fn blocks_at_once_equal_blocks_one_by_one(
         lines in proptest::collection::vec("(  )?[a-f]{1,2}", 4..40),
