@@ -82,6 +82,16 @@ pub fn trim(text: &str) -> &str {
     &text[start..end]
 }
 
+/// `text.trim_start()`, byte by byte while the text starts in ASCII (as
+/// [`trim`]): every line of a reply or file is asked where it starts.
+pub fn trim_start(text: &str) -> &str {
+    match text.bytes().position(|b| !is_blank(b)) {
+        Some(start) if text.as_bytes()[start] < 0x80 => &text[start..],
+        None => "",
+        Some(_) => text.trim_start(),
+    }
+}
+
 /// Whether `byte` is one of the ASCII characters `char::is_whitespace`
 /// takes: tab to carriage return, and space.
 pub(crate) fn is_blank(byte: u8) -> bool {

@@ -21,7 +21,7 @@ pub(crate) enum Marker {
 pub(crate) fn marker(line: &str) -> Option<Marker> {
     // Every line of the reply is asked; most start with none of the marker
     // characters, and are turned down before any trimming of their end.
-    let line = line.trim_start();
+    let line = agent_apply_sdk::text::trim_start(line);
     if !matches!(line.as_bytes().first(), Some(b'<' | b'-' | b'=' | b'>' | b'+')) {
         return None;
     }

@@ -37,12 +37,7 @@ pub enum Reindent {
 }
 
 pub(super) fn leading_ws(line: &str) -> &str {
-    // Byte by byte while the line starts in ASCII, as code mostly does.
-    match line.bytes().position(|b| !crate::text::is_blank(b)) {
-        Some(end) if line.as_bytes()[end] < 0x80 => &line[..end],
-        None => line,
-        Some(_) => &line[..line.len() - line.trim_start().len()],
-    }
+    &line[..line.len() - crate::text::trim_start(line).len()]
 }
 
 pub(super) fn common_prefix<'s>(items: impl Iterator<Item = &'s str>) -> Option<&'s str> {

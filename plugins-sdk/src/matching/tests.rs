@@ -182,6 +182,7 @@ proptest! {
     #[test]
     fn fast_trims_agree_with_the_standard_ones(line in "[ \t\u{b}\u{c}\r\u{a0}\u{3000}\u{85}xé]{0,8}") {
         prop_assert_eq!(leading_ws(&line), &line[..line.len() - line.trim_start().len()]);
+        prop_assert_eq!(crate::text::trim_start(&line), line.trim_start());
         for level in [Level::LeadingWhitespace, Level::Unicode] {
             let fast = normalize(&line, level);
             let slow = match level {
