@@ -119,15 +119,17 @@ fn splice(content: &str, calls: &[&Replacement], places: &[usize], order: &[usiz
 struct Search<'p> {
     patterns: &'p [&'p str],
     window: usize,
-    /// BASE to the power `window`, to roll the first byte out.
-    top: u64,
+    /// Each byte times BASE to the power `window`: what rolling it out of
+    /// the window takes from the hash (a table, not a multiplication per byte).
+    out_term: [u64; 256],
     /// A bit per hash's high bits: most places are ruled out by it alone.
-    filter: Vec<u64>,
+    filter: Box<[u64; FILTER_WORDS]>,
     by_hash: std::collections::HashMap<u64, Vec<usize>>,
 }
 
 const BASE: u64 = 0x100_0000_01b3;
 const FILTER_BITS: u32 = 16;
+const FILTER_WORDS: usize = 1 << (FILTER_BITS - 6);
 
 impl<'p> Search<'p> {
     fn new(patterns: &'p [&'p str]) -> Option<Self> {
@@ -136,7 +138,7 @@ impl<'p> Search<'p> {
             return None;
         }
         let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
-        let mut filter = vec![0u64; 1 << (FILTER_BITS - 6)];
+        let mut filter = Box::new([0u64; FILTER_WORDS]);
         for (k, p) in patterns.iter().enumerate() {
             let h = hash(&p.as_bytes()[..window]);
             let sharing = by_hash.entry(h).or_default();
@@ -148,7 +150,8 @@ impl<'p> Search<'p> {
             filter[bit / 64] |= 1 << (bit % 64);
         }
         let top = (0..window).fold(1u64, |t, _| t.wrapping_mul(BASE));
-        Some(Search { patterns, window, top, filter, by_hash })
+        let out_term = std::array::from_fn(|byte| (byte as u64).wrapping_mul(top));
+        Some(Search { patterns, window, out_term, filter, by_hash })
     }
 
     /// Calls `found(k, at)` for every place `at` of `text` where pattern `k`
@@ -159,25 +162,70 @@ impl<'p> Search<'p> {
         if bytes.len() < self.window {
             return;
         }
-        let mut h = hash(&bytes[..self.window]);
-        for at in 0..=bytes.len() - self.window {
-            if at > 0 {
-                let (out, into) = (bytes[at - 1], bytes[at + self.window - 1]);
-                h = h.wrapping_mul(BASE).wrapping_sub((out as u64).wrapping_mul(self.top)).wrapping_add(into as u64);
-            }
+        let (first, rest) = bytes.split_at(self.window);
+        let mut h = hash(first);
+        // The window at `at` holds bytes[at..at + window]; each step rolls
+        // bytes[at] out and bytes[at + window] in.
+        let mut at = 0;
+        let mut steps = bytes.iter().zip(rest);
+        loop {
             let bit = (h >> (64 - FILTER_BITS)) as usize;
-            if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
-                continue;
+            if self.filter[bit / 64] & (1 << (bit % 64)) != 0 && !self.candidates(bytes, at, h, &mut found) {
+                return;
             }
-            for &k in self.by_hash.get(&h).map(Vec::as_slice).unwrap_or(&[]) {
-                if bytes[at..].starts_with(self.patterns[k].as_bytes()) && !found(k, at) {
-                    return;
-                }
+            let Some((&out, &into)) = steps.next() else { return };
+            h = h.wrapping_mul(BASE).wrapping_sub(self.out_term[out as usize]).wrapping_add(into as u64);
+            at += 1;
+        }
+    }
+
+    /// The patterns whose prefix hashes to `h` that start at `at`, each told
+    /// to `found`; false once `found` says to stop.
+    #[cold]
+    fn candidates(&self, bytes: &[u8], at: usize, h: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
+        for &k in self.by_hash.get(&h).map(Vec::as_slice).unwrap_or(&[]) {
+            if bytes[at..].starts_with(self.patterns[k].as_bytes()) && !found(k, at) {
+                return false;
             }
         }
+        true
     }
 }
 
 fn hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0u64, |h, &b| h.wrapping_mul(BASE).wrapping_add(b as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Search;
+
+    proptest::proptest! {
+        /// Every place of every pattern, overlapping ones included, as a
+        /// naive scan finds them; short windows and the longest alike.
+        #[test]
+        fn the_search_finds_every_place_a_naive_scan_finds(
+            text in "[ab\n]{0,300}",
+            patterns in proptest::collection::vec("[ab\n]{4,80}", 1..6),
+        ) {
+            let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            let Some(search) = Search::new(&patterns) else { return Ok(()) };
+            let mut found = Vec::new();
+            search.each(&text, |k, at| {
+                found.push((at, k));
+                true
+            });
+            let mut naive = Vec::new();
+            for at in 0..=text.len() {
+                for (k, pattern) in patterns.iter().enumerate() {
+                    if text.as_bytes()[at..].starts_with(pattern.as_bytes()) {
+                        naive.push((at, k));
+                    }
+                }
+            }
+            found.sort();
+            naive.sort();
+            proptest::prop_assert_eq!(found, naive);
+        }
+    }
 }
