@@ -355,17 +355,22 @@ fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> 
 }
 
 /// Every non-blank replacement line starts with `N: `, numbers in sequence.
+/// Stops at the first line that is not so: most replacements are code,
+/// and their first line tells.
 fn copied_prefixes(lines: &[&str]) -> bool {
-    let numbers: Vec<Option<u64>> = lines
-        .iter()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.split_once(": ")
-                .and_then(|(n, _)| n.trim_start().parse().ok())
-                .or_else(|| l.trim_end().strip_suffix(':').and_then(|n| n.trim_start().parse().ok()))
-        })
-        .collect();
-    numbers.len() >= 2 && numbers.iter().all(Option::is_some) && numbers.windows(2).all(|w| w[0] < w[1])
+    let number = |l: &str| {
+        l.split_once(": ")
+            .and_then(|(n, _)| n.trim_start().parse::<u64>().ok())
+            .or_else(|| l.trim_end().strip_suffix(':').and_then(|n| n.trim_start().parse().ok()))
+    };
+    let (mut last, mut count) = (None, 0);
+    for line in lines.iter().filter(|l| !agent_apply_sdk::text::trim(l).is_empty()) {
+        match number(line) {
+            Some(n) if last.is_none_or(|before| before < n) => (last, count) = (Some(n), count + 1),
+            _ => return false,
+        }
+    }
+    count >= 2
 }
 
 /// Evidence that an edit's numbers are off (see the crate docs).

@@ -251,6 +251,14 @@ fn version_tags() {
 fn copied_view_numbers_are_refused() {
     let (_, out) = run(&[("a.txt", TEN)], "a.txt:2-3\n```\n2: X\n3: Y\n```\n", &[]);
     assert_eq!(out.outcomes[0].kind, Some(FailureKind::Malformed));
+    // Blank lines between, and a bare `N:` line, are copied numbers too.
+    let (_, out) = run(&[("a.txt", TEN)], "a.txt:2-4\n```\n2: X\n\n  4:\n```\n", &[]);
+    assert_eq!(out.outcomes[0].kind, Some(FailureKind::Malformed));
+    // Numbers out of order, one line without, or a single line: text.
+    for body in ["3: X\n2: Y\n", "2: X\nY\n3: Z\n", "Y\n2: X\n3: Z\n", "2: X\n"] {
+        let (_, out) = run(&[("a.txt", TEN)], &format!("a.txt:2-3\n```\n{body}```\n"), &[]);
+        assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{body:?}: {}", out.outcomes[0].message);
+    }
 }
 
 #[test]
