@@ -56,7 +56,14 @@ pub fn hex(hash: u32, len: usize) -> String {
 /// Whether the hex digits `shown` (lowercase, 1-8 of them) are the tail of
 /// `hash`.
 pub fn matches(hash: u32, shown: &str) -> bool {
-    !shown.is_empty() && shown.len() <= MAX_HASH_LEN && hex(hash, shown.len()) == shown
+    // The digits read as a number, not the hash written out to compare:
+    // every anchor of a reply is checked, some several times.
+    let lowercase_hex = shown.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let tail = |len: usize| if len == MAX_HASH_LEN { hash } else { hash & ((1 << (4 * len)) - 1) };
+    !shown.is_empty()
+        && shown.len() <= MAX_HASH_LEN
+        && lowercase_hex
+        && u32::from_str_radix(shown, 16).is_ok_and(|value| value == tail(shown.len()))
 }
 
 /// One line of the view: `12:a3|text`.
@@ -113,6 +120,26 @@ pub fn strip_copied_prefixes<'a>(lines: impl Iterator<Item = &'a str> + Clone) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Matching reads the digits as `hex` writes them: lowercase, the
+        /// hash's last digits, leading zeros and all; nothing else matches.
+        #[test]
+        fn matching_is_comparing_with_the_hash_written_out(
+            hash in proptest::prelude::any::<u32>(),
+            shown in "[0-9a-fA-F+ -]{0,9}",
+            len in 1usize..=8,
+        ) {
+            proptest::prop_assert_eq!(matches(hash, &shown), !shown.is_empty() && shown.len() <= 8 && hex(hash, shown.len()) == shown);
+            let written = hex(hash, len);
+            proptest::prop_assert!(matches(hash, &written), "{} {}", hash, written);
+            // The same digits in capitals, or behind a sign, are not the hash.
+            let capitals = written.to_uppercase();
+            proptest::prop_assert_eq!(matches(hash, &capitals), capitals == written);
+            let signed = format!("+{}", &written[1..]);
+            proptest::prop_assert!(!matches(hash, &signed) || written.starts_with('+'));
+        }
+    }
 
     /// The hash as the format defines it: every whitespace char removed.
     fn reference(line: &str) -> u32 {

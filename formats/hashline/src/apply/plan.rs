@@ -2,6 +2,7 @@
 //! followed when their hash drifted a little), and the lines it replaces.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use agent_apply_sdk::matching::replace_block;
 use agent_apply_sdk::prelude::*;
@@ -17,7 +18,9 @@ pub(super) struct Snapshot<'c> {
     pub(super) lines: Vec<&'c str>,
     /// Each line's ending, `""` for a last line without one.
     pub(super) endings: Vec<&'c str>,
-    hashes: Vec<u32>,
+    /// Each line's hash, computed when an anchor asks for it: a reply's
+    /// anchors name a few lines of a file of thousands.
+    hashes: Vec<OnceCell<u32>>,
 }
 
 impl<'c> Snapshot<'c> {
@@ -26,8 +29,14 @@ impl<'c> Snapshot<'c> {
         let raw: Vec<&str> = lines_with_endings(body).collect();
         let lines: Vec<&str> = raw.iter().map(|l| strip_ending(l)).collect();
         let endings = raw.iter().zip(&lines).map(|(r, l)| &r[l.len()..]).collect();
-        let hashes = lines.iter().map(|l| line_hash(l)).collect();
+        let hashes = lines.iter().map(|_| OnceCell::new()).collect();
         Snapshot { content, lines, endings, hashes }
+    }
+
+    /// The hash of 1-based line `line`.
+    fn hash(&self, line: u32) -> u32 {
+        let index = line as usize - 1;
+        *self.hashes[index].get_or_init(|| line_hash(self.lines[index]))
     }
 
     pub(super) fn len(&self) -> u32 {
@@ -65,13 +74,13 @@ fn resolve(snap: &Snapshot<'_>, anchor: &Anchor, settings: &Settings, allow_zero
     }
     let n = snap.len();
     let w = settings.window;
-    let here = anchor.line <= n && matches(snap.hashes[anchor.line as usize - 1], &anchor.hash);
+    let here = anchor.line <= n && matches(snap.hash(anchor.line), &anchor.hash);
     if here {
         return Resolved::At { line: anchor.line, moved: false };
     }
     let lo = anchor.line.saturating_sub(w).max(1);
     let hi = anchor.line.saturating_add(w).min(n);
-    let found: Vec<u32> = (lo..=hi).filter(|&l| matches(snap.hashes[l as usize - 1], &anchor.hash)).collect();
+    let found: Vec<u32> = (lo..=hi).filter(|&l| matches(snap.hash(l), &anchor.hash)).collect();
     if found.len() == 1 {
         return Resolved::At { line: found[0], moved: true };
     }
@@ -115,7 +124,7 @@ fn not_followed(snap: &Snapshot<'_>, anchor: &Anchor, window: u32, found: &[u32]
         let what = if found.is_empty() { "no line near its end".to_string() } else { ambiguous_lines(found) };
         return (format!("the file has only {n} lines, and {what} has hash {}", anchor.hash), FailureKind::OutOfRange);
     }
-    let now = hex(snap.hashes[anchor.line as usize - 1], anchor.hash.len());
+    let now = hex(snap.hash(anchor.line), anchor.hash.len());
     let reason = if found.is_empty() {
         format!("line {} now has hash {now}, and no line within {window} of it has hash {}", anchor.line, anchor.hash)
     } else {
