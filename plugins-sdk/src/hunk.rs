@@ -44,12 +44,18 @@ impl<'a> HunkLine<'a> {
 
 /// The old side of a hunk: what must be found in the file.
 pub fn old_side<'a>(lines: &[HunkLine<'a>]) -> Vec<&'a str> {
-    lines.iter().filter_map(|l| l.old_text()).collect()
+    // Sized once: collected from a filter, the vector grew by doubling,
+    // three times for a hunk of a dozen lines, every hunk of a reply.
+    let mut old = Vec::with_capacity(lines.len());
+    old.extend(lines.iter().filter_map(|l| l.old_text()));
+    old
 }
 
 /// The new side of a hunk: what the file holds once it is applied.
 pub fn new_side<'a>(lines: &[HunkLine<'a>]) -> Vec<&'a str> {
-    lines.iter().filter_map(|l| l.new_text()).collect()
+    let mut new = Vec::with_capacity(lines.len());
+    new.extend(lines.iter().filter_map(|l| l.new_text()));
+    new
 }
 
 /// File lines `range` (0-based, end exclusive) replaced by `lines`.
@@ -75,19 +81,26 @@ pub fn hunk_splices(hay: &Haystack<'_>, lines: &[HunkLine<'_>], found: &BlockMat
     let mut splices = Vec::new();
     let mut current: Option<LineSplice> = None;
     let mut at = found.start;
-    for line in lines {
+    // A splice starts at the first changed line of a run, sized for the
+    // run's added lines.
+    let start = |at: usize, run: &[HunkLine<'_>]| {
+        let added =
+            run.iter().take_while(|l| !matches!(l, HunkLine::Context(_))).filter(|l| matches!(l, HunkLine::Add(_)));
+        LineSplice { range: at..at, lines: Vec::with_capacity(added.count()) }
+    };
+    for (index, line) in lines.iter().enumerate() {
         match line {
             HunkLine::Context(_) => {
                 splices.extend(current.take());
                 at += 1;
             }
             HunkLine::Remove(_) => {
-                current.get_or_insert_with(|| LineSplice { range: at..at, lines: Vec::new() }).range.end = at + 1;
+                current.get_or_insert_with(|| start(at, &lines[index..])).range.end = at + 1;
                 at += 1;
             }
             HunkLine::Add(text) => {
                 current
-                    .get_or_insert_with(|| LineSplice { range: at..at, lines: Vec::new() })
+                    .get_or_insert_with(|| start(at, &lines[index..]))
                     .lines
                     .push(reindent.apply(written_line(text, found.level)));
             }
