@@ -29,11 +29,11 @@ pub(super) fn hash_str(s: &str) -> u64 {
     h | 1
 }
 
-/// A set of line keys. They are hashes already (see [`hash_str`]), so the
-/// set uses them as they are rather than hashing them again.
-pub(super) type KeySet = std::collections::HashSet<u64, std::hash::BuildHasherDefault<KeyHasher>>;
+/// A map by line key. The keys are hashes already (see [`hash_str`]), so
+/// the map uses them as they are rather than hashing them again.
+pub(super) type KeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
-/// The hasher of [`KeySet`]: a `u64` key is its own hash.
+/// The hasher of [`KeyMap`]: a `u64` key is its own hash.
 #[derive(Default)]
 pub(super) struct KeyHasher(u64);
 

@@ -304,20 +304,27 @@ pub fn replace_blocks_at_once(
         return None;
     }
     let hay = Haystack::of(content);
-    let mut written = KeySet::default();
+    // Looser levels only merge lines, so a line equal at any level is
+    // equal at the loosest: one key per line covers them all. Each key of a
+    // block's text maps to the last block whose text has it; a block then
+    // writes a line a later block could match when that is after it (a
+    // lookup per written line, where a set of every written line grew).
+    let mut last_reader: KeyMap<usize> = KeyMap::default();
+    for (index, (search, _)) in blocks.iter().enumerate() {
+        for line in lines_with_endings(search).map(strip_ending) {
+            last_reader.insert(line_key(line, Level::Unicode), index);
+        }
+    }
+    let read_later =
+        |index: usize, line: &str| last_reader.get(&line_key(line, Level::Unicode)).is_some_and(|&j| j > index);
     let mut placed: Vec<(Plan, usize, usize)> = Vec::with_capacity(blocks.len());
     // The placed line ranges by start. They never overlap, so the one that
     // starts last before a range's end is the only one that can touch it.
     let mut ranges: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
-    for (search, replace) in blocks {
+    for (index, (search, replace)) in blocks.iter().enumerate() {
         let (s, r) = (block_lines(search), block_lines(replace));
         let plan = plan_block(&hay, &s, &r, options).ok()?;
         if plan.trimmed || !LINE_LEVELS.contains(&plan.level) {
-            return None;
-        }
-        // Looser levels only merge lines, so a line equal at any level is
-        // equal at the loosest: one key per line covers them all.
-        if s.iter().any(|l| written.contains(&line_key(l, Level::Unicode))) {
             return None;
         }
         let (start, end) = (plan.lines.start as usize - 1, plan.lines.end as usize);
@@ -325,11 +332,15 @@ pub fn replace_blocks_at_once(
         if ranges.range(..end + reach).next_back().is_some_and(|(_, &b)| start < b + reach) {
             return None;
         }
-        written.extend(plan.splices.iter().flat_map(|sp| &sp.middle).map(|l| line_key(l, Level::Unicode)));
+        if plan.splices.iter().flat_map(|sp| &sp.middle).any(|l| read_later(index, l)) {
+            return None;
+        }
         // A deletion writes no line, but joins the lines around it into
         // text a later block may match: those count as written too.
         let seams = plan.splices.iter().filter_map(|sp| sp.seam(hay.len()));
-        written.extend(seams.flat_map(|range| &hay.lines()[range]).map(|l| line_key(l, Level::Unicode)));
+        if seams.flat_map(|range| &hay.lines()[range]).any(|l| read_later(index, l)) {
+            return None;
+        }
         ranges.insert(start, end);
         placed.push((plan, start, end));
     }
