@@ -280,10 +280,10 @@ struct RegionReader<'r, 'p> {
 impl RegionReader<'_, '_> {
     /// Read line `i` (and the next, for a `---`/`+++` pair); how many lines it took.
     fn line(&mut self, i: usize) -> usize {
-        let (at, line) = self.lines[i];
+        let line = self.lines[i].1;
         let next = self.lines.get(i + 1).map(|l| l.1);
         if let Some(rest) = line.strip_prefix("diff --git ") {
-            let s = self.start_section(at);
+            let s = self.start_section(i);
             s.git = git_line_paths(rest);
             s.open_header = true;
             self.extend_to(i);
@@ -323,22 +323,21 @@ impl RegionReader<'_, '_> {
         s.end_line = end_line;
     }
 
-    /// Finish the open section, if any, and start one at `at`.
-    fn start_section(&mut self, at: usize) -> &mut Section {
+    /// Finish the open section, if any, and start one at line `i`.
+    fn start_section(&mut self, i: usize) -> &mut Section {
         if let Some(done) = self.section.take() {
             done.finish(self.region, self.map, self.parsed);
         }
-        let start_line = self.map.line_of(at);
+        let (at, start_line) = (self.lines[i].0, self.line_no(i));
         self.section.insert(Section { start_line, start: at, end: at, ..Section::default() })
     }
 
     /// A `---`/`+++` pair at lines `i` and `i + 1`: a new file section,
     /// unless it completes the `diff --git` one just opened.
     fn file_headers(&mut self, i: usize, old: &str, new: &str) {
-        let at = self.lines[i].0;
         let fresh = self.section.as_ref().is_none_or(|s| s.has_headers || !s.hunks.is_empty());
         if fresh {
-            self.start_section(at);
+            self.start_section(i);
         }
         let s = self.section.as_mut().expect("started");
         s.old = Some(header_path(old));
@@ -354,7 +353,7 @@ impl RegionReader<'_, '_> {
         let (at, line) = self.lines[i];
         let line_no = self.line_no(i);
         if self.section.is_none() {
-            self.start_section(at);
+            self.start_section(i);
         }
         let numbers = hunk_numbers(line);
         if numbers.is_none() && line.starts_with("@@ -") && line.len() > 4 && line.as_bytes()[4].is_ascii_digit() {
@@ -387,7 +386,7 @@ impl RegionReader<'_, '_> {
         } else if line.starts_with("deleted file mode") {
             s.deleted_file = true;
         } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
-            let line_no = self.map.line_of(at);
+            let line_no = self.line_no(i);
             let span = self.map.span(at, self.end_of(i));
             self.parsed.diagnostics.push(
                 Diagnostic::error(format!("reply line {line_no}: binary patches are not supported"), Some(span))
@@ -408,7 +407,7 @@ impl RegionReader<'_, '_> {
     /// A line of a hunk's body; the first marked line after the headers (or
     /// in a fenced block of bare hunk lines) opens a hunk without an `@@`.
     fn body_line(&mut self, i: usize) {
-        let (at, line) = self.lines[i];
+        let line = self.lines[i].1;
         let first = line.as_bytes().first().copied();
         let marked = matches!(first, Some(b' ' | b'+' | b'-'));
         let open_bare = !self.in_hunk
@@ -420,9 +419,9 @@ impl RegionReader<'_, '_> {
                     && !line.starts_with("+++")));
         if open_bare {
             if self.section.is_none() {
-                self.start_section(at);
+                self.start_section(i);
             }
-            let line_no = self.map.line_of(at);
+            let line_no = self.line_no(i);
             let s = self.section.as_mut().expect("started");
             s.hunks.push(Hunk::new(s.hunks.len() + 1, line_no, "", None));
             s.open_header = false;
@@ -458,7 +457,7 @@ impl RegionReader<'_, '_> {
                 hunk.new_no_eol = true;
             }
             None => {
-                let line_no = self.map.line_of(at);
+                let line_no = self.line_no(i);
                 self.parsed.diagnostics.push(
                     Diagnostic::error(
                         format!("reply line {line_no}: `{}` before any line of the hunk", line.trim()),

@@ -152,10 +152,11 @@ fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {
     // Mapped, not read: a read copies the whole artifact twice (into the heap,
     // then into executable memory), which costs more than the rest of a run.
     let file = std::fs::File::open(path).ok()?;
-    if !only_ours(&file) {
+    let meta = file.metadata().ok()?;
+    if !only_ours(&meta) {
         return None;
     }
-    let identity = file.metadata().ok().as_ref().and_then(identity);
+    let identity = identity(&meta);
     let stamp = stamp_path(path);
     if identity.is_none() || read_stamp(&stamp) != identity {
         if !checksum_holds(&file)? {
@@ -230,7 +231,7 @@ pub(super) fn identity(_: &std::fs::Metadata) -> Option<String> {
 fn read_stamp(path: &Path) -> Option<String> {
     use std::io::Read;
     let file = std::fs::File::open(path).ok()?;
-    if !only_ours(&file) {
+    if !only_ours(&file.metadata().ok()?) {
         return None;
     }
     let mut text = String::new();
@@ -238,13 +239,12 @@ fn read_stamp(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// Whether only this user could have written `file`: an entry is machine
-/// code run in this process (the built-in formats' too), so one another
-/// user owns or may write is not used, whatever its checksum says.
+/// Whether only this user could have written the file of `meta`: an entry
+/// is machine code run in this process (the built-in formats' too), so one
+/// another user owns or may write is not used, whatever its checksum says.
 #[cfg(unix)]
-fn only_ours(file: &std::fs::File) -> bool {
+fn only_ours(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = file.metadata() else { return false };
     #[cfg(target_os = "linux")]
     // SAFETY: geteuid has no preconditions and cannot fail.
     if meta.uid() != unsafe { libc::geteuid() } {
@@ -254,7 +254,7 @@ fn only_ours(file: &std::fs::File) -> bool {
 }
 
 #[cfg(not(unix))]
-fn only_ours(_: &std::fs::File) -> bool {
+fn only_ours(_: &std::fs::Metadata) -> bool {
     true
 }
 
