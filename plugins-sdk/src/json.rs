@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::ReplyText;
 use crate::fence::{fenced_blocks, is_shell_info};
 
+mod node;
+pub use node::{Kind, Node, NodeError};
+
 /// How many bare (unfenced) `{` lines of prose are tried as JSON: each try
 /// may read to the end of the reply, so the cost stays linear.
 const MAX_BARE_ATTEMPTS: usize = 64;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::JsonString;
+use agent_apply_sdk::json::{JsonString, Kind, Node};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
@@ -61,28 +61,27 @@ fn key(k: &str) -> String {
     k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
-/// Fields of an object's text, keyed by [`key`], each as written (none
-/// when the text is no object).
-fn fields(raw: &str) -> BTreeMap<String, &RawValue> {
-    let map = serde_json::from_str::<BTreeMap<String, &RawValue>>(raw).unwrap_or_default();
-    map.into_iter().map(|(k, v)| (key(&k), v)).collect()
+/// The members of an object, keyed by [`key`] (none when `node` is no
+/// object; of a key written twice, the last).
+fn fields<'n, 'r>(node: &'n Node<'r>) -> BTreeMap<String, &'n Node<'r>> {
+    node.members().iter().map(|(k, v)| (key(k), v)).collect()
 }
 
-fn pick<'v>(fields: &BTreeMap<String, &'v RawValue>, names: &[&str]) -> Option<&'v RawValue> {
+fn pick<'n, 'r>(fields: &BTreeMap<String, &'n Node<'r>>, names: &[&str]) -> Option<&'n Node<'r>> {
     names.iter().find_map(|n| fields.get(*n).copied())
 }
 
 /// A (small) value's JSON, read.
-fn value_of(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+fn value_of(node: &Node<'_>) -> Value {
+    serde_json::from_str(node.text).unwrap_or(Value::Null)
 }
 
 /// New text: a string (split at newlines; `""` is no lines), kept as the
 /// reply wrote it and split when applied; an array of strings (one per
 /// line); or `null` (no lines). Copied `N:hh|` prefixes are stripped (the
 /// `bool` says so), and a string that had them is kept as its lines.
-fn new_text(raw: &RawValue, what: &str) -> Result<(NewText, bool), String> {
-    if let Some(json) = JsonString::from_raw(raw.get()) {
+fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
+    if let Some(json) = JsonString::from_raw(raw.text) {
         let text = json.decoded()?;
         let lines = lines_with_endings(&text).map(strip_ending);
         return Ok(match strip_copied_prefixes(lines) {
@@ -113,7 +112,7 @@ fn new_text(raw: &RawValue, what: &str) -> Result<(NewText, bool), String> {
     }
 }
 
-fn anchor_of(raw: Option<&RawValue>, what: &str) -> Result<Anchor, String> {
+fn anchor_of(raw: Option<&Node<'_>>, what: &str) -> Result<Anchor, String> {
     match raw.map(value_of).as_ref() {
         None => Err(format!("`{what}` is missing")),
         Some(Value::String(s)) => parse_anchor(s),
@@ -126,24 +125,24 @@ fn anchor_of(raw: Option<&RawValue>, what: &str) -> Result<Anchor, String> {
 }
 
 /// The text field of an edit (see [`new_text`]).
-fn new_lines(args: &BTreeMap<String, &RawValue>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
+fn new_lines(args: &BTreeMap<String, &Node<'_>>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
     let raw = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
     new_text(raw, what)
 }
 
-/// One operation object's text: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
-pub fn operation(raw: &str) -> Result<(Operation, bool), String> {
+/// One operation object: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
+fn operation(node: &Node<'_>) -> Result<(Operation, bool), String> {
     const OPS: &str = "set_line, replace_lines, insert_after or replace";
-    let top = fields(raw);
+    let top = fields(node);
     if top.is_empty() {
-        return Err(format!("an edit must be an object with one of {OPS}, not {}", short(raw)));
+        return Err(format!("an edit must be an object with one of {OPS}, not {}", short(node.text)));
     }
-    let named: Vec<(&String, &&RawValue)> = top
+    let named: Vec<(&String, &&Node<'_>)> = top
         .iter()
         .filter(|(k, _)| matches!(k.as_str(), "setline" | "replacelines" | "insertafter" | "replace"))
         .collect();
     let (name, args) = match named.as_slice() {
-        [(name, args)] if args.get().starts_with('{') => ((*name).clone(), fields(args.get())),
+        [(name, args)] if args.is_object() => ((*name).clone(), fields(args)),
         [(name, _)] => return Err(format!("`{name}` must hold an object of arguments")),
         [] => match pick(&top, &["op", "type", "operation", "action"]).map(value_of) {
             Some(Value::String(name)) => (key(&name), top.clone()),
@@ -220,39 +219,47 @@ impl<'r> Reader<'r> {
         self.out.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
     }
 
-    /// A top-level JSON value: an edit object, or an array of them.
-    fn value(&mut self, raw: &'r RawValue, strict: bool, depth: usize) {
+    /// A top-level JSON value (text serde_json read as one): an edit
+    /// object, or an array of them. Read once into a tree, not once per
+    /// level it nests in.
+    fn value(&mut self, raw: &'r RawValue, strict: bool) {
         let text = raw.get();
-        let start = offset_in(self.reply, text);
-        let end = start + text.len();
-        if text.starts_with('[') {
-            if depth > 1 {
-                if strict {
-                    self.error(start, end, "edit objects nest too deeply".into(), HINT);
-                }
-                return;
+        match Node::parse(text) {
+            Ok(node) => self.node(&node, strict, 0),
+            Err(e) if strict => {
+                let start = offset_in(self.reply, text);
+                self.error(start, start + text.len(), format!("the JSON value cannot be read: {e}"), HINT);
             }
-            match serde_json::from_str::<Vec<&'r RawValue>>(text) {
-                Ok(items) => {
-                    for item in items {
-                        self.value(item, strict, depth + 1);
-                    }
-                }
-                Err(e) if strict => self.error(start, end, format!("the JSON array does not parse: {e}"), HINT),
-                Err(_) => {}
-            }
-            return;
-        }
-        match serde_json::from_str::<BTreeMap<String, &'r RawValue>>(text) {
-            Ok(map) => self.file_object(start, end, map),
-            Err(e) if strict => self.error(start, end, format!("the JSON value is not an edit object: {e}"), HINT),
             Err(_) => {}
         }
     }
 
-    fn file_object(&mut self, start: usize, end: usize, map: BTreeMap<String, &'r RawValue>) {
+    fn node(&mut self, node: &Node<'r>, strict: bool, depth: usize) {
+        let start = offset_in(self.reply, node.text);
+        let end = start + node.text.len();
+        match &node.kind {
+            Kind::Array(_) if depth > 1 && strict => {
+                self.error(start, end, "edit objects nest too deeply".into(), HINT);
+            }
+            Kind::Array(_) if depth > 1 => {}
+            Kind::Array(items) => items.iter().for_each(|item| self.node(item, strict, depth + 1)),
+            Kind::Object(_) => self.file_object(start, end, node),
+            other if strict => {
+                let what = match other {
+                    Kind::String => "a string",
+                    Kind::Number => "a number",
+                    Kind::Bool(_) => "true or false",
+                    _ => "null",
+                };
+                self.error(start, end, format!("the JSON value is {what}, not an edit object"), HINT);
+            }
+            _ => {}
+        }
+    }
+
+    fn file_object(&mut self, start: usize, end: usize, node: &Node<'r>) {
         self.taken.push((start, end));
-        let map: BTreeMap<String, &RawValue> = map.into_iter().map(|(k, v)| (key(&k), v)).collect();
+        let map = fields(node);
         let path = ["path", "file", "filepath", "filename"].iter().find_map(|k| map.get(*k));
         let edits = ["edits", "changes", "operations"].iter().find_map(|k| map.get(*k));
         let (path, edits) = match (path, edits) {
@@ -265,15 +272,10 @@ impl<'r> Reader<'r> {
             }
             _ => return,
         };
-        let path = match serde_json::from_str::<String>(path.get()) {
-            Ok(p) if !p.trim().is_empty() => normalize(p.trim()),
+        let path = match path.as_str() {
+            Some(p) if !p.trim().is_empty() => normalize(p.trim()),
             _ => {
-                return self.error(
-                    start,
-                    end,
-                    format!("\"path\" must be a non-empty string, not {}", path.get()),
-                    HINT,
-                );
+                return self.error(start, end, format!("\"path\" must be a non-empty string, not {}", path.text), HINT);
             }
         };
         // The file tag the view printed (`"tag": "@3fa9c1"`): which version
@@ -281,14 +283,11 @@ impl<'r> Reader<'r> {
         let tag = ["tag", "version", "base"]
             .iter()
             .find_map(|k| map.get(*k))
-            .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+            .and_then(|v| v.as_str())
             .map(|t| t.trim().trim_start_matches('@').to_ascii_lowercase())
             .filter(|t| !t.is_empty());
-        let items = match serde_json::from_str::<Vec<&RawValue>>(edits.get()) {
-            Ok(items) => items,
-            Err(_) => {
-                return self.error(start, end, format!("\"edits\" of {path} must be a list of edit objects"), HINT);
-            }
+        let Some(items) = edits.items() else {
+            return self.error(start, end, format!("\"edits\" of {path} must be a list of edit objects"), HINT);
         };
         if items.is_empty() {
             let span = self.map.span(start, end);
@@ -298,11 +297,11 @@ impl<'r> Reader<'r> {
             ));
         }
         for item in items {
-            let text = item.get();
+            let text = item.text;
             let (s, e) = (offset_in(self.reply, text), offset_in(self.reply, text) + text.len());
             let number = self.out.edits.len() + 1;
             let span = self.map.span(s, e);
-            let parsed = operation(text);
+            let parsed = operation(item);
             match parsed {
                 Ok((op, stripped)) => {
                     let label = format!("edit {number} (reply line {})", span.first_line);
@@ -326,7 +325,7 @@ impl<'r> Reader<'r> {
             let at = stream.byte_offset();
             match stream.next() {
                 None => break,
-                Some(Ok(raw)) => self.value(raw, strict, 0),
+                Some(Ok(raw)) => self.value(raw, strict),
                 Some(Err(e)) => {
                     if strict {
                         let start = offset_in(self.reply, body) + at;
@@ -351,12 +350,18 @@ impl<'r> Reader<'r> {
         let bytes = reply.as_bytes();
         let mut attempts = 0;
         let mut i = 0;
-        while i < bytes.len() {
+        // From one `{` or `[` to the next; a fenced block or a value already
+        // read is skipped whole, not byte by byte.
+        while let Some(found) = memchr::memchr2(b'{', b'[', &bytes[i..]) {
+            i += found;
+            if let Some(&(_, end)) = fences.iter().chain(&self.taken).find(|&&(s, e)| s <= i && i < e) {
+                i = end;
+                continue;
+            }
             let c = bytes[i];
             let candidate = (c == b'{' && opens_edit_object(&reply[i + 1..]))
                 || (c == b'[' && reply[..i].trim().is_empty() && reply[i + 1..].trim_start().starts_with('{'));
-            let inside = |ranges: &[(usize, usize)]| ranges.iter().any(|&(s, e)| s <= i && i < e);
-            if !candidate || inside(fences) || inside(&self.taken) {
+            if !candidate {
                 i += 1;
                 continue;
             }
@@ -370,7 +375,7 @@ impl<'r> Reader<'r> {
             match stream.next() {
                 Some(Ok(raw)) => {
                     let end = i + stream.byte_offset();
-                    self.value(raw, true, 0);
+                    self.value(raw, true);
                     self.taken.push((i, end));
                     i = end.max(i + 1);
                 }

@@ -178,6 +178,7 @@ pytest
 
 #[test]
 fn malformed_edits_say_what_and_where() {
+    let deep_edits = format!("```json\n{{\"path\": \"a\", \"edits\": {}{}}}\n```\n", "[".repeat(200), "]".repeat(200));
     let cases = [
         ("```json\n{\"path\": \"a\", \"edits\": [{\"set_line\": {\"anchor\": \"x\"}}]}\n```\n", "line number"),
         ("```json\n{\"path\": \"a\", \"edits\": [{\"set_line\": {\"anchor\": \"1:ab\"}}]}\n```\n", "new_text"),
@@ -203,6 +204,9 @@ fn malformed_edits_say_what_and_where() {
             "```json\n{\"path\": \"a\", \"edits\": [{\"replace\": {\"old_text\": \" \", \"new_text\": \"x\"}}]}\n```\n",
             "empty",
         ),
+        ("```json\n[\"x\", 2]\n```\n", "the JSON value is a string, not an edit object"),
+        // Nested past what the reader recurses into: refused, and said so.
+        (&deep_edits, "recursion limit exceeded"),
     ];
     for (reply, want) in cases {
         let parsed = parse(reply);
