@@ -4,13 +4,11 @@
 //! harnesses rename tools freely.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{JsonString, json_values, unescaped};
+use agent_apply_sdk::json::{JsonString, Kind, Node, json_values, unescaped};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::{Action, Call, Replacement, Text};
@@ -62,7 +60,7 @@ pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
         reader.out.diagnostics.push(diagnostic);
     }
     for value in &found.values {
-        reader.value(value.text.trim_end(), 0);
+        reader.value(value.text.trim_end());
     }
     for fence in fenced_blocks(reply).into_iter().filter(|f| is_shell_info(f.info)) {
         let command = fence.body.trim_end().to_string();
@@ -85,34 +83,56 @@ struct Reader<'r> {
 }
 
 impl<'r> Reader<'r> {
+    /// A JSON value of the reply (text serde_json read as one), read once
+    /// into a tree: not once more per level its strings nest in.
+    fn value(&mut self, text: &'r str) {
+        match Node::parse(text) {
+            Ok(node) => self.node(&node, 0),
+            // What serde_json read, the tree reads too, unless it nests
+            // deeper than the tree's reader recurses.
+            Err(error) => {
+                let start = self.offset(text);
+                let span = self.map.span(start, start + text.len());
+                let message = format!("reply line {}: the JSON cannot be read: {error}", span.first_line);
+                self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(HINT));
+            }
+        }
+    }
+
+    /// Byte offset of `text`, a slice of the reply, in the reply.
+    fn offset(&self, text: &str) -> usize {
+        (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len())
+    }
+
     /// A call, a list of calls, or a message that holds calls.
-    fn value(&mut self, text: &'r str, depth: usize) {
+    fn node(&mut self, node: &Node<'r>, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
-        if text.starts_with('[') {
-            for item in serde_json::from_str::<Vec<&'r RawValue>>(text).unwrap_or_default() {
-                self.value(item.get(), depth + 1);
-            }
+        if let Some(items) = node.items() {
+            items.iter().for_each(|item| self.node(item, depth + 1));
             return;
         }
-        let Ok(fields) = serde_json::from_str::<RawFields<'r>>(text) else { return };
+        if !node.is_object() {
+            return;
+        }
+        let fields = Fields::Raw(node);
         // An API response or message holds the calls: a Chat Completions
         // response's `choices` and their `message`, its `tool_calls`, an
         // Anthropic message's `content` blocks, a Responses API `output`.
-        let holds = |key: &str, inner: &RawValue| match key {
-            "message" => inner.get().starts_with('{'),
-            _ => inner.get().starts_with('['),
+        let holds = |key: &str, inner: &Node<'_>| match key {
+            "message" => inner.is_object(),
+            _ => inner.items().is_some(),
         };
-        let inner = ["choices", "message", "tool_calls", "content", "output"]
-            .iter()
-            .find_map(|k| fields.get(*k).filter(|inner| holds(k, inner)));
+        let inner = ["choices", "message", "tool_calls", "content", "output"].iter().find_map(|k| {
+            node.members().iter().rfind(|(name, _)| name == k).map(|(_, inner)| inner).filter(|inner| holds(k, inner))
+        });
         if let Some(inner) = inner {
-            return self.value(inner.get(), depth + 1);
+            return self.node(inner, depth + 1);
         }
-        let start = (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len());
-        let span = self.map.span(start, start + text.len());
-        match read_call(&Fields::Raw(fields)) {
+        let start = self.offset(node.text);
+        let span = self.map.span(start, start + node.text.len());
+        match read_call(&fields) {
             Ok(Found::Edit { path, tool, action }) => {
                 let path = repo_relative(&path, self.root);
                 let summary = format!("{tool}: {}", action.summary());
@@ -138,16 +158,13 @@ impl<'r> Reader<'r> {
     }
 }
 
-/// An object's fields as the reply wrote them, by their keys (unescaped;
-/// a repeated key keeps its last value, as serde does).
-type RawFields<'r> = BTreeMap<String, &'r RawValue>;
-
 /// A call's fields: as the reply wrote them, so that a text is kept as the
 /// JSON string it is (unescaped only when applied: a reply of 20,000 calls
 /// holds no unescaped copy of each `old_string` and `new_string`), or parsed
 /// from the JSON string an OpenAI function call sends its arguments in.
 enum Fields<'a> {
-    Raw(RawFields<'a>),
+    /// An object of the reply (of a key written twice, the last counts).
+    Raw(&'a Node<'a>),
     Parsed(&'a Map<String, Value>),
 }
 
@@ -156,7 +173,7 @@ impl<'a> Fields<'a> {
     fn get(&self, name: &str) -> Option<Json<'a>> {
         // The last such key, as when a later duplicate overwrote an earlier one.
         match self {
-            Fields::Raw(fields) => fields.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Raw(v)),
+            Fields::Raw(node) => node.members().iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Raw(v)),
             Fields::Parsed(fields) => fields.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Parsed(v)),
         }
     }
@@ -164,7 +181,7 @@ impl<'a> Fields<'a> {
     /// The field whose key is exactly `key` (an envelope's).
     fn exact(&self, key: &str) -> Option<Json<'a>> {
         match self {
-            Fields::Raw(fields) => fields.get(key).map(|v| Json::Raw(v)),
+            Fields::Raw(node) => node.members().iter().rfind(|(k, _)| k == key).map(|(_, v)| Json::Raw(v)),
             Fields::Parsed(fields) => fields.get(key).map(Json::Parsed),
         }
     }
@@ -173,7 +190,7 @@ impl<'a> Fields<'a> {
 /// One JSON value of a call, as the reply wrote it or parsed.
 #[derive(Clone, Copy)]
 enum Json<'a> {
-    Raw(&'a RawValue),
+    Raw(&'a Node<'a>),
     Parsed(&'a Value),
 }
 
@@ -181,7 +198,7 @@ impl<'a> Json<'a> {
     /// The string, unescaped; `None` when the value is no string.
     fn string(self) -> Result<Option<Cow<'a, str>>, String> {
         match self {
-            Json::Raw(raw) => raw.get().starts_with('"').then(|| unescaped(raw.get())).transpose(),
+            Json::Raw(node) => (node.kind == Kind::String).then(|| unescaped(node.text)).transpose(),
             Json::Parsed(value) => Ok(value.as_str().map(Cow::Borrowed)),
         }
     }
@@ -191,8 +208,8 @@ impl<'a> Json<'a> {
     /// read from the JSON text). `None` when the value is no string.
     fn text(self) -> Option<Text> {
         match self {
-            Json::Raw(raw) => {
-                let json = JsonString::from_raw(raw.get())?;
+            Json::Raw(node) => {
+                let json = JsonString::from_raw(node.text)?;
                 let lines = json.line_count() as u32;
                 Some(Text::Json { json, lines })
             }
@@ -202,7 +219,7 @@ impl<'a> Json<'a> {
 
     fn is_null(self) -> bool {
         match self {
-            Json::Raw(raw) => raw.get() == "null",
+            Json::Raw(node) => node.kind == Kind::Null,
             Json::Parsed(value) => value.is_null(),
         }
     }
@@ -211,26 +228,21 @@ impl<'a> Json<'a> {
     /// messages, which show it as compact JSON.
     fn value(self) -> Value {
         match self {
-            Json::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            Json::Raw(node) => serde_json::from_str(node.text).unwrap_or(Value::Null),
             Json::Parsed(value) => value.clone(),
         }
     }
 
     fn object(self) -> Option<Fields<'a>> {
         match self {
-            Json::Raw(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).ok().map(Fields::Raw),
-            Json::Raw(_) => None,
+            Json::Raw(node) => node.is_object().then_some(Fields::Raw(node)),
             Json::Parsed(value) => value.as_object().map(Fields::Parsed),
         }
     }
 
     fn array(self) -> Option<Vec<Json<'a>>> {
         match self {
-            Json::Raw(raw) if raw.get().starts_with('[') => {
-                let items = serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()?;
-                Some(items.into_iter().map(Json::Raw).collect())
-            }
-            Json::Raw(_) => None,
+            Json::Raw(node) => node.items().map(|items| items.iter().map(Json::Raw).collect()),
             Json::Parsed(value) => value.as_array().map(|items| items.iter().map(Json::Parsed).collect()),
         }
     }

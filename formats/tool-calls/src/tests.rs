@@ -183,6 +183,17 @@ fn malformed_calls_say_what_is_wrong() {
     assert!(why.contains("reply line 4: the JSON does not parse"), "{why}");
     let why = failed(&[("a", "x\n")], r#"{"file_path": "a", "content": "x\n// ... rest of the file unchanged ...\n"}"#);
     assert!(why.contains("forbidden"), "{why}");
+    // Nested deeper than the reader recurses: refused, and said so.
+    let deep = format!(
+        r#"{{"file_path": "a", "old_string": "x", "new_string": "y", "z": {}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let why = failed(&[("a", "x\n")], &deep);
+    assert!(why.contains("reply line 1: the JSON cannot be read: recursion limit exceeded"), "{why}");
+    // Of a key written twice, the last counts.
+    let twice = r#"{"file_path": "a", "old_string": "q", "old_string": "x", "new_string": "y"}"#;
+    assert_eq!(ok(&[("a", "x\n")], twice)["a"], "y\n");
 }
 
 #[test]
