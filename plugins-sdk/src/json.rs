@@ -79,15 +79,111 @@ impl JsonString {
 }
 
 /// The JSON string `raw` (quotes included) unescaped: borrowed when it has
-/// no escapes. `Err` when `raw` is no JSON string.
+/// no escapes. `Err` when `raw` is no JSON string, or one whose `\\u`
+/// escapes make no characters (a lone surrogate), as serde_json reads it.
+/// The runs between escapes are copied whole into a string sized once:
+/// serde's reader grew its buffer as it went, for each of a large reply's
+/// thousands of new texts.
 pub fn unescaped(raw: &str) -> Result<Cow<'_, str>, String> {
-    let unreadable = |e: serde_json::Error| format!("a JSON string is not one: {e}");
-    // Only a string without escapes reads as a `&str` (serde's `Cow` never borrows).
-    if memchr::memchr(b'\\', raw.as_bytes()).is_none() {
-        serde_json::from_str::<&str>(raw).map(Cow::Borrowed).map_err(unreadable)
-    } else {
-        serde_json::from_str::<String>(raw).map(Cow::Owned).map_err(unreadable)
+    let unreadable = |what: &str| format!("a JSON string is not one: {what}");
+    let body = match raw.as_bytes() {
+        [b'"', .., b'"'] if raw.len() >= 2 => &raw[1..raw.len() - 1],
+        _ => return Err(unreadable("it is not in quotes")),
+    };
+    let bytes = body.as_bytes();
+    let mut out: Option<String> = None;
+    let (mut at, mut copied) = (0, 0);
+    loop {
+        at += plain_run(&bytes[at..]);
+        match bytes.get(at) {
+            None => break,
+            Some(b'\\') => {
+                let out = out.get_or_insert_with(|| String::with_capacity(body.len()));
+                out.push_str(&body[copied..at]);
+                let (c, width) = escape(&bytes[at..]).map_err(unreadable)?;
+                out.push(c);
+                at += width;
+                copied = at;
+            }
+            Some(b'"') => return Err(unreadable("a quote inside it is not escaped")),
+            Some(_) => return Err(unreadable("control character (\\u0000-\\u001F) found while parsing a string")),
+        }
     }
+    Ok(match out {
+        None => Cow::Borrowed(body),
+        Some(mut out) => {
+            out.push_str(&body[copied..]);
+            Cow::Owned(out)
+        }
+    })
+}
+
+/// The character of the escape `bytes` starts with (at its `\\`) and how
+/// many bytes it takes: a `\\u` escape of a surrogate must be the first of a
+/// pair.
+fn escape(bytes: &[u8]) -> Result<(char, usize), &'static str> {
+    let hex = |at: usize| {
+        let digits = bytes.get(at..at + 4).ok_or("EOF while parsing a string")?;
+        let digits = std::str::from_utf8(digits).map_err(|_| "invalid escape")?;
+        u32::from_str_radix(digits, 16)
+            .ok()
+            .filter(|_| digits.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or("invalid escape")
+    };
+    let simple = match bytes.get(1) {
+        None => return Err("EOF while parsing a string"),
+        Some(b'u') => None,
+        Some(b'"') => Some('"'),
+        Some(b'\\') => Some('\\'),
+        Some(b'/') => Some('/'),
+        Some(b'b') => Some('\u{8}'),
+        Some(b'f') => Some('\u{c}'),
+        Some(b'n') => Some('\n'),
+        Some(b'r') => Some('\r'),
+        Some(b't') => Some('\t'),
+        Some(_) => return Err("invalid escape"),
+    };
+    if let Some(c) = simple {
+        return Ok((c, 2));
+    }
+    let first = hex(2)?;
+    match first {
+        0xD800..=0xDBFF => {
+            if bytes.get(6..8) != Some(b"\\u") {
+                return Err("lone leading surrogate in hex escape");
+            }
+            let second = hex(8)?;
+            if !(0xDC00..=0xDFFF).contains(&second) {
+                return Err("lone leading surrogate in hex escape");
+            }
+            let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+            Ok((char::from_u32(code).expect("a surrogate pair makes a character"), 12))
+        }
+        0xDC00..=0xDFFF => Err("lone trailing surrogate in hex escape"),
+        _ => Ok((char::from_u32(first).expect("outside the surrogates"), 6)),
+    }
+}
+
+/// How many bytes at the start of `bytes` a JSON string holds as they are:
+/// no quote, backslash or control character. Eight at a time while none of
+/// them is one (a word's bytes tested at once), then byte by byte.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Whether a byte of `word` is zero (no false negatives).
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        let special = has_zero(word ^ (ONES * u64::from(b'"')))
+            || has_zero(word ^ (ONES * u64::from(b'\\')))
+            || word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+        if special {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..].iter().take_while(|&&b| b != b'"' && b != b'\\' && b >= 0x20).count()
 }
 
 /// JSON that was meant as such (the reply is JSON, or a ```json block) but
@@ -307,7 +403,44 @@ mod tests {
         assert_eq!(JsonString::from_raw(r#""ab\u00""#).unwrap().line_count(), 1);
     }
 
+    #[test]
+    fn surrogates_unescape_in_pairs_only_as_serde_json_reads_them() {
+        let cases = [
+            r#""\ud83d\ude00""#,
+            r#""\uD800\uDC00""#,
+            r#""\udbff\udfff""#,
+            r#""\ud800""#,
+            r#""\ud800x""#,
+            r#""\ud800\n""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800\ud800""#,
+            r#""\udc00""#,
+            r#""\udfff""#,
+            r#""\ue000\uffff\u0000""#,
+            r#""\u00""#,
+            r#""\u00gg""#,
+            r#""\"#,
+        ];
+        for raw in cases {
+            let theirs = serde_json::from_str::<String>(raw);
+            assert_eq!(unescaped(raw).as_deref().ok(), theirs.as_deref().ok(), "{raw}");
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn a_string_unescapes_as_serde_json_reads_it(text in "[a\\\\\"\n\t\u{1}\u{e9}\u{1F600} ]{0,16}") {
+            let raw = serde_json::to_string(&text).unwrap();
+            proptest::prop_assert_eq!(unescaped(&raw).unwrap(), text.as_str());
+        }
+
+        #[test]
+        fn a_text_unescapes_exactly_when_serde_json_reads_it(raw in "\"([a\"/bfnrtu\\\\dD089Ac\u{1}\u{e9}]{0,14})\"?") {
+            let theirs = serde_json::from_str::<String>(&raw);
+            let ours = unescaped(&raw);
+            proptest::prop_assert_eq!(ours.as_deref().ok(), theirs.as_deref().ok(), "{:?}", raw);
+        }
+
         #[test]
         fn the_lines_counted_as_written_are_those_of_the_unescaped_text(text in "[a\\\\\\n\r\t\"\u{e9}\u{1F600} ]{0,40}") {
             let raw = serde_json::to_string(&text).unwrap();

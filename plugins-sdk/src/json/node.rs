@@ -278,7 +278,7 @@ impl<'a> Reader<'a> {
         self.at += 1;
         let mut escaped = false;
         loop {
-            self.at += plain_run(&bytes[self.at..]);
+            self.at += super::plain_run(&bytes[self.at..]);
             match bytes.get(self.at) {
                 None => return Err(self.error("EOF while parsing a string")),
                 Some(b'"') => {
@@ -321,28 +321,6 @@ impl<'a> Reader<'a> {
             Some(_) => Err(self.error("invalid escape")),
         }
     }
-}
-
-/// How many bytes at the start of `bytes` a string holds as they are: no
-/// quote, backslash or control character. Eight at a time while none of
-/// them is one (a word's bytes tested at once), then byte by byte.
-fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether a byte of `word` is zero (no false negatives).
-    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
-        let special = has_zero(word ^ (ONES * u64::from(b'"')))
-            || has_zero(word ^ (ONES * u64::from(b'\\')))
-            || word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
-        if special {
-            break;
-        }
-        at += 8;
-    }
-    at + bytes[at..].iter().take_while(|&&b| b != b'"' && b != b'\\' && b >= 0x20).count()
 }
 
 #[cfg(test)]
