@@ -9,7 +9,6 @@ use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
 use crate::{Anchor, HashEdit, NewLines, NewText, Operation};
@@ -219,21 +218,8 @@ impl<'r> Reader<'r> {
         self.out.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
     }
 
-    /// A top-level JSON value (text serde_json read as one): an edit
-    /// object, or an array of them. Read once into a tree, not once per
-    /// level it nests in.
-    fn value(&mut self, raw: &'r RawValue, strict: bool) {
-        let text = raw.get();
-        match Node::parse(text) {
-            Ok(node) => self.node(&node, strict, 0),
-            Err(e) if strict => {
-                let start = offset_in(self.reply, text);
-                self.error(start, start + text.len(), format!("the JSON value cannot be read: {e}"), HINT);
-            }
-            Err(_) => {}
-        }
-    }
-
+    /// A top-level JSON value: an edit object, or an array of them. Read
+    /// once into a tree, not once per level it nests in.
     fn node(&mut self, node: &Node<'r>, strict: bool, depth: usize) {
         let start = offset_in(self.reply, node.text);
         let end = start + node.text.len();
@@ -299,12 +285,12 @@ impl<'r> Reader<'r> {
         for item in items {
             let text = item.text;
             let (s, e) = (offset_in(self.reply, text), offset_in(self.reply, text) + text.len());
-            let number = self.out.edits.len() + 1;
             let span = self.map.span(s, e);
             let parsed = operation(item);
             match parsed {
                 Ok((op, stripped)) => {
-                    let label = format!("edit {number} (reply line {})", span.first_line);
+                    // Labelled once every edit is read, in reply order.
+                    let label = String::new();
                     self.out.edits.push(ParsedEdit {
                         path: path.clone(),
                         related_paths: Vec::new(),
@@ -320,13 +306,18 @@ impl<'r> Reader<'r> {
 
     /// Every JSON value in a fenced block's body.
     fn fence_body(&mut self, body: &'r str, strict: bool, closed: bool) {
-        let mut stream = serde_json::Deserializer::from_str(body).into_iter::<&'r RawValue>();
+        let mut at = 0;
         loop {
-            let at = stream.byte_offset();
-            match stream.next() {
-                None => break,
-                Some(Ok(raw)) => self.value(raw, strict),
-                Some(Err(e)) => {
+            at += body[at..].bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+            if at == body.len() {
+                break;
+            }
+            match Node::parse_prefix(&body[at..]) {
+                Ok((node, end)) => {
+                    self.node(&node, strict, 0);
+                    at += end;
+                }
+                Err(e) => {
                     if strict {
                         let start = offset_in(self.reply, body) + at;
                         let end = offset_in(self.reply, body) + body.len();
@@ -371,15 +362,14 @@ impl<'r> Reader<'r> {
                 self.error(i, end, "too many unreadable JSON objects; stopped reading here".into(), HINT);
                 return;
             }
-            let mut stream = serde_json::Deserializer::from_str(&reply[i..]).into_iter::<&'r RawValue>();
-            match stream.next() {
-                Some(Ok(raw)) => {
-                    let end = i + stream.byte_offset();
-                    self.value(raw, true);
+            match Node::parse_prefix(&reply[i..]) {
+                Ok((node, end)) => {
+                    let end = i + end;
+                    self.node(&node, true, 0);
                     self.taken.push((i, end));
                     i = end.max(i + 1);
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     let line_end = reply[i..].find('\n').map_or(reply.len(), |n| i + n);
                     if e.is_eof() {
                         self.cut_off(i, reply.len(), "inside a JSON edit object");
@@ -388,7 +378,6 @@ impl<'r> Reader<'r> {
                     self.error(i, line_end, format!("a JSON edit object does not parse: {e}"), HINT);
                     i += 1;
                 }
-                None => i += 1,
             }
         }
     }

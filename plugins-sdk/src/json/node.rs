@@ -58,6 +58,13 @@ impl std::fmt::Display for NodeError {
 
 impl std::error::Error for NodeError {}
 
+impl NodeError {
+    /// Whether the text ended inside the value (a reply cut off there).
+    pub fn is_eof(&self) -> bool {
+        self.message.starts_with("EOF")
+    }
+}
+
 impl<'a> Node<'a> {
     /// `text` read as one JSON value, white space around it allowed. It
     /// accepts what serde_json accepts when it reads a [`serde_json::Value`]:
@@ -70,6 +77,15 @@ impl<'a> Node<'a> {
             return Err(reader.error("trailing characters"));
         }
         Ok(node)
+    }
+
+    /// The JSON value at the start of `text` (after white space) and the
+    /// byte offset where it ends; what follows it is not read (the next
+    /// value of a stream, prose after an object).
+    pub fn parse_prefix(text: &'a str) -> Result<(Node<'a>, usize), NodeError> {
+        let mut reader = Reader { text, at: 0 };
+        let node = reader.value(0)?;
+        Ok((node, reader.at))
     }
 
     /// The string, unescaped, when this is one.
@@ -390,6 +406,11 @@ mod tests {
         assert_eq!(args.members()[1].1.text, r#""x\ny""#);
         assert_eq!(args.members()[1].1.as_str().unwrap(), "x\ny");
         assert_eq!(members[2].1.kind, Kind::Number);
+        // A value at the start of a text, and where it ends.
+        let (first, end) = Node::parse_prefix(" [1, 2] {\"b\": 3}").unwrap();
+        assert_eq!((first.text, end), ("[1, 2]", 7));
+        assert!(Node::parse_prefix("{\"a\": [1, ").unwrap_err().is_eof());
+        assert!(!Node::parse_prefix("{\"a\" 1}").unwrap_err().is_eof());
         // Where the text stops being JSON.
         assert_eq!(Node::parse("[1, 2,]").unwrap_err().message, "trailing comma");
         assert_eq!(Node::parse("{\"a\" 1}").unwrap_err().at, 5);
