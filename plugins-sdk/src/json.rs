@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use crate::ReplyText;
@@ -165,21 +164,24 @@ fn escape(bytes: &[u8]) -> Result<(char, usize), &'static str> {
 }
 
 /// How many bytes at the start of `bytes` a JSON string holds as they are:
-/// no quote, backslash or control character. Eight at a time while none of
-/// them is one (a word's bytes tested at once), then byte by byte.
+/// no quote, backslash or control character. Eight bytes at a time: each
+/// test marks a byte's high bit, and the lowest mark is always a true one
+/// (a false one only follows a true one, through a borrow), so the first
+/// such byte is where the marks start.
 fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether a byte of `word` is zero (no false negatives).
-    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    // High bit of each byte that is zero, or below `n` (n <= 0x80).
+    let below = |word: u64, n: u64| word.wrapping_sub(ONES * n) & !word;
     let mut at = 0;
     while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
-        let special = has_zero(word ^ (ONES * u64::from(b'"')))
-            || has_zero(word ^ (ONES * u64::from(b'\\')))
-            || word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
-        if special {
-            break;
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let marks = (below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1)
+            | below(word, 0x20))
+            & HIGHS;
+        if marks != 0 {
+            return at + (marks.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
@@ -194,7 +196,7 @@ pub struct JsonProblem {
     pub at: usize,
     /// Byte offset where the unreadable text ends (its block's end).
     pub end: usize,
-    /// What is wrong, without serde's position suffix (see `at`).
+    /// What is wrong; `at` says where.
     pub message: String,
     /// The reply ends inside the value (no closing fence came after it):
     /// a reply cut off mid-edit rather than JSON written wrong.
@@ -245,9 +247,8 @@ pub fn json_values(reply: &str) -> JsonFound<'_> {
         let mut next = line_end;
         if reply[at..].starts_with('{') && !taken(&blocks) {
             attempts += 1;
-            let mut stream = serde_json::Deserializer::from_str(&reply[at..]).into_iter::<IgnoredAny>();
-            if let Some(Ok(_)) = stream.next() {
-                let end = at + stream.byte_offset();
+            if let Ok(length) = Node::skip_prefix(&reply[at..]) {
+                let end = at + length;
                 found.values.push(JsonText { text: &reply[at..end], start: at });
                 next = end.max(line_end);
             }
@@ -272,42 +273,35 @@ enum Meant {
 }
 
 /// Read the values of `reply[range]` in a row; the first error ends it.
+/// Each is read once to find where it ends; its reader reads it again.
 fn read_stream<'a>(reply: &'a str, range: std::ops::Range<usize>, meant: Meant, found: &mut JsonFound<'a>) {
     let (start, end) = (range.start, range.end);
     let body = &reply[range];
-    let mut stream = serde_json::Deserializer::from_str(body).into_iter::<IgnoredAny>();
+    let mut at = 0;
     loop {
-        let before = stream.byte_offset();
-        match stream.next() {
-            None => break,
-            Some(Ok(_)) => {
-                let skipped = body[before..].len() - body[before..].trim_start().len();
-                let from = before + skipped;
-                let to = stream.byte_offset();
-                found.values.push(JsonText { text: &body[from..to], start: start + from });
+        at += body[at..].bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+        if at == body.len() {
+            break;
+        }
+        match Node::skip_prefix(&body[at..]) {
+            Ok(length) => {
+                found.values.push(JsonText { text: &body[at..at + length], start: start + at });
+                at += length;
             }
-            Some(Err(error)) => {
+            Err(error) => {
                 if let Meant::Yes { ends_reply } = meant {
-                    let at = start + offset_of(body, error.line(), error.column());
-                    let text = error.to_string();
-                    let message = text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m).to_string();
-                    found.problems.push(JsonProblem { at, end, message, cut_off: ends_reply && error.is_eof() });
+                    let message = error.message.to_string();
+                    found.problems.push(JsonProblem {
+                        at: start + at + error.at,
+                        end,
+                        message,
+                        cut_off: ends_reply && error.is_eof(),
+                    });
                 }
                 break;
             }
         }
     }
-}
-
-/// The byte offset of 1-based `line` and `column` (serde_json counts bytes)
-/// in `text`, clamped to it.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start = if line <= 1 {
-        0
-    } else {
-        memchr::memchr_iter(b'\n', text.as_bytes()).nth(line - 2).map_or(text.len(), |i| i + 1)
-    };
-    text.floor_char_boundary(line_start + column.saturating_sub(1))
 }
 
 #[cfg(test)]
@@ -428,6 +422,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn a_plain_run_stops_at_the_first_quote_backslash_or_control(text in "[a\"\\\\\u{1}\u{1f}\u{7f}\u{e9}\u{1F600} ]{0,40}") {
+            let want = text.bytes().take_while(|&b| b != b'"' && b != b'\\' && b >= 0x20).count();
+            proptest::prop_assert_eq!(plain_run(text.as_bytes()), want);
+        }
+
         #[test]
         fn a_string_unescapes_as_serde_json_reads_it(text in "[a\\\\\"\n\t\u{1}\u{e9}\u{1F600} ]{0,16}") {
             let raw = serde_json::to_string(&text).unwrap();

@@ -190,7 +190,10 @@ fn malformed_calls_say_what_is_wrong() {
         "]".repeat(200)
     );
     let why = failed(&[("a", "x\n")], &deep);
-    assert!(why.contains("reply line 1: the JSON cannot be read: recursion limit exceeded"), "{why}");
+    assert!(why.contains("reply line 1: the JSON does not parse: recursion limit exceeded"), "{why}");
+    // A key that unescapes to no string: the call is refused, and said so.
+    let why = failed(&[("a", "x\n")], r#"{"file_path": "a", "old_string": "x", "new_string": "y", "\ud800": 1}"#);
+    assert!(why.contains("reply line 1: the JSON cannot be read: invalid escape in a key"), "{why}");
     // Of a key written twice, the last counts.
     let twice = r#"{"file_path": "a", "old_string": "q", "old_string": "x", "new_string": "y"}"#;
     assert_eq!(ok(&[("a", "x\n")], twice)["a"], "y\n");

@@ -70,7 +70,7 @@ impl<'a> Node<'a> {
     /// accepts what serde_json accepts when it reads a [`serde_json::Value`]:
     /// the same grammar and nesting limit.
     pub fn parse(text: &'a str) -> Result<Node<'a>, NodeError> {
-        let mut reader = Reader { text, at: 0 };
+        let mut reader = Reader { text, at: 0, build: true };
         let node = reader.value(0)?;
         reader.skip_space();
         if reader.at < text.len() {
@@ -83,9 +83,18 @@ impl<'a> Node<'a> {
     /// byte offset where it ends; what follows it is not read (the next
     /// value of a stream, prose after an object).
     pub fn parse_prefix(text: &'a str) -> Result<(Node<'a>, usize), NodeError> {
-        let mut reader = Reader { text, at: 0 };
+        let mut reader = Reader { text, at: 0, build: true };
         let node = reader.value(0)?;
         Ok((node, reader.at))
+    }
+
+    /// Where the JSON value at the start of `text` ends, as
+    /// [`Node::parse_prefix`] reads it, without keeping its members (no
+    /// allocation) or unescaping its keys (as serde_json skips a value).
+    pub fn skip_prefix(text: &str) -> Result<usize, NodeError> {
+        let mut reader = Reader { text, at: 0, build: false };
+        reader.value(0)?;
+        Ok(reader.at)
     }
 
     /// The string, unescaped, when this is one.
@@ -121,6 +130,8 @@ impl<'a> Node<'a> {
 struct Reader<'a> {
     text: &'a str,
     at: usize,
+    /// Whether members are kept; when not, objects and arrays come back empty.
+    build: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -187,7 +198,9 @@ impl<'a> Reader<'a> {
             let key_start = self.at;
             let escaped = self.string()?;
             let raw = &self.text[key_start..self.at];
-            let key = if escaped {
+            let key = if !self.build {
+                Cow::Borrowed("")
+            } else if escaped {
                 super::unescaped(raw).map_err(|_| NodeError { message: "invalid escape in a key", at: key_start })?
             } else {
                 Cow::Borrowed(&raw[1..raw.len() - 1])
@@ -199,7 +212,9 @@ impl<'a> Reader<'a> {
                 Some(_) => return Err(self.error("expected `:`")),
             }
             let value = self.value(depth)?;
-            members.push((key, value));
+            if self.build {
+                members.push((key, value));
+            }
             if self.end_of_member(b'}', "EOF while parsing an object", "expected `,` or `}`")? {
                 return Ok(Kind::Object(members));
             }
@@ -215,7 +230,10 @@ impl<'a> Reader<'a> {
             return Ok(Kind::Array(items));
         }
         loop {
-            items.push(self.value(depth)?);
+            let item = self.value(depth)?;
+            if self.build {
+                items.push(item);
+            }
             if self.end_of_member(b']', "EOF while parsing a list", "expected `,` or `]`")? {
                 return Ok(Kind::Array(items));
             }
@@ -384,6 +402,12 @@ mod tests {
             let node = Node::parse(&text).unwrap();
             prop_assert_eq!(to_value(&node), value);
             prop_assert_eq!(node.text, text.trim());
+        }
+
+        #[test]
+        fn a_value_skipped_ends_where_it_ends_read(text in "[{}\\[\\]\",:0-9a-z.eE+\\- \\\\\n]{0,24}") {
+            let read = Node::parse_prefix(&text).map(|(_, end)| end);
+            prop_assert_eq!(Node::skip_prefix(&text), read);
         }
 
         #[test]
