@@ -12,7 +12,7 @@ use crate::ReplyText;
 use crate::fence::{fenced_blocks, is_shell_info};
 
 mod node;
-pub use node::{Kind, Node, NodeError};
+pub use node::{ArrayItems, Kind, Node, NodeError};
 
 /// How many bare (unfenced) `{` lines of prose are tried as JSON: each try
 /// may read to the end of the reply, so the cost stays linear.

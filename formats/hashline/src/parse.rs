@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{JsonString, Kind, Node};
+use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, NodeError};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
@@ -220,6 +220,22 @@ impl<'r> Reader<'r> {
 
     /// A top-level JSON value: an edit object, or an array of them. Read
     /// once into a tree, not once per level it nests in.
+    /// The JSON value at the start of `text`, read; where it ends. An
+    /// array is read whole first (nothing of it is used if it is broken),
+    /// then item by item, each its own tree: a block that is one array of
+    /// file objects is never one tree.
+    fn top_value(&mut self, text: &'r str, strict: bool) -> Result<usize, NodeError> {
+        if text.starts_with('[') {
+            let end = Node::skip_prefix(text)?;
+            let mut items = ArrayItems::of(&text[..end]).expect("an array");
+            items.try_for_each(|item| item.map(|file| self.node(&file, strict, 1)))?;
+            return Ok(end);
+        }
+        let (node, end) = Node::parse_prefix(text)?;
+        self.node(&node, strict, 0);
+        Ok(end)
+    }
+
     fn node(&mut self, node: &Node<'r>, strict: bool, depth: usize) {
         let start = offset_in(self.reply, node.text);
         let end = start + node.text.len();
@@ -312,11 +328,8 @@ impl<'r> Reader<'r> {
             if at == body.len() {
                 break;
             }
-            match Node::parse_prefix(&body[at..]) {
-                Ok((node, end)) => {
-                    self.node(&node, strict, 0);
-                    at += end;
-                }
+            match self.top_value(&body[at..], strict) {
+                Ok(end) => at += end,
                 Err(e) => {
                     if strict {
                         let start = offset_in(self.reply, body) + at;
@@ -362,10 +375,9 @@ impl<'r> Reader<'r> {
                 self.error(i, end, "too many unreadable JSON objects; stopped reading here".into(), HINT);
                 return;
             }
-            match Node::parse_prefix(&reply[i..]) {
-                Ok((node, end)) => {
+            match self.top_value(&reply[i..], true) {
+                Ok(end) => {
                     let end = i + end;
-                    self.node(&node, true, 0);
                     self.taken.push((i, end));
                     i = end.max(i + 1);
                 }

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{JsonString, Kind, Node, json_values, unescaped};
+use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, unescaped};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use serde_json::{Map, Value};
@@ -85,17 +85,20 @@ struct Reader<'r> {
 impl<'r> Reader<'r> {
     /// A JSON value of the reply (text serde_json read as one), read once
     /// into a tree: not once more per level its strings nest in.
+    /// An array's items each get a tree of their own, in turn: a reply
+    /// that is one array of thousands of calls is never one tree.
     fn value(&mut self, text: &'r str) {
-        match Node::parse(text) {
-            Ok(node) => self.node(&node, 0),
-            // What serde_json read, the tree reads too, unless it nests
-            // deeper than the tree's reader recurses.
-            Err(error) => {
-                let start = self.offset(text);
-                let span = self.map.span(start, start + text.len());
-                let message = format!("reply line {}: the JSON cannot be read: {error}", span.first_line);
-                self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(HINT));
-            }
+        let read = match ArrayItems::of(text) {
+            Some(mut items) => items.try_for_each(|item| item.map(|call| self.node(&call, 1))),
+            None => Node::parse(text).map(|value| self.node(&value, 0)),
+        };
+        // What the reply's reader skipped, the tree reads too, unless a key
+        // does not unescape.
+        if let Err(error) = read {
+            let start = self.offset(text);
+            let span = self.map.span(start, start + text.len());
+            let message = format!("reply line {}: the JSON cannot be read: {error}", span.first_line);
+            self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(HINT));
         }
     }
 

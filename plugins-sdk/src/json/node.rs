@@ -127,6 +127,65 @@ impl<'a> Node<'a> {
     }
 }
 
+/// The items of the JSON array at the start of a text (after white space),
+/// each read into its own tree as the iteration reaches it: an array of
+/// thousands of calls or edits is never one tree. An error ends it.
+pub struct ArrayItems<'a> {
+    reader: Reader<'a>,
+    done: bool,
+    /// What is wrong after the item just given, given next.
+    pending: Option<NodeError>,
+}
+
+impl<'a> ArrayItems<'a> {
+    /// The items of the array `text` starts with; `None` when it starts
+    /// with no array.
+    pub fn of(text: &'a str) -> Option<Self> {
+        let mut reader = Reader { text, at: 0, build: true };
+        reader.skip_space();
+        if reader.peek() != Some(b'[') {
+            return None;
+        }
+        reader.at += 1;
+        reader.skip_space();
+        let done = reader.peek() == Some(b']');
+        if done {
+            reader.at += 1;
+        }
+        Some(ArrayItems { reader, done, pending: None })
+    }
+
+    /// Where the array ends, once every item was read.
+    pub fn end(&self) -> usize {
+        self.reader.at
+    }
+}
+
+impl<'a> Iterator for ArrayItems<'a> {
+    type Item = Result<Node<'a>, NodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(error) = self.pending.take() {
+            return Some(Err(error));
+        }
+        if self.done {
+            return None;
+        }
+        let item = self.reader.value(1);
+        self.done = match &item {
+            Ok(_) => match self.reader.end_of_member(b']', "EOF while parsing a list", "expected `,` or `]`") {
+                Ok(last) => last,
+                Err(error) => {
+                    self.pending = Some(error);
+                    true
+                }
+            },
+            Err(_) => true,
+        };
+        Some(item)
+    }
+}
+
 struct Reader<'a> {
     text: &'a str,
     at: usize,
@@ -438,6 +497,36 @@ mod tests {
         // Where the text stops being JSON.
         assert_eq!(Node::parse("[1, 2,]").unwrap_err().message, "trailing comma");
         assert_eq!(Node::parse("{\"a\" 1}").unwrap_err().at, 5);
+    }
+
+    #[test]
+    fn an_arrays_items_are_read_one_by_one() {
+        let text = " [{\"a\": 1}, [2], \"x\"] tail";
+        let mut items = ArrayItems::of(text).unwrap();
+        let texts: Vec<&str> = items.by_ref().map(|item| item.unwrap().text).collect();
+        assert_eq!(texts, ["{\"a\": 1}", "[2]", "\"x\""]);
+        assert_eq!(&text[items.end()..], " tail");
+        let mut empty = ArrayItems::of("[ ]").unwrap();
+        assert!(empty.next().is_none());
+        assert_eq!(empty.end(), 3);
+        assert!(ArrayItems::of("{}").is_none());
+        // An error is the last item: what came before it is read.
+        let broken: Vec<_> = ArrayItems::of("[1, 2,]").unwrap().collect();
+        assert_eq!(broken.len(), 3);
+        assert_eq!(broken[2].as_ref().unwrap_err().message, "trailing comma");
+        assert!(ArrayItems::of("[1, ").unwrap().last().unwrap().unwrap_err().is_eof());
+    }
+
+    proptest! {
+        #[test]
+        fn an_arrays_items_are_the_items_of_its_tree(value in json_value()) {
+            let text = serde_json::to_string(&Value::Array(vec![value.clone(), value])).unwrap();
+            let (tree, end) = Node::parse_prefix(&text).unwrap();
+            let mut items = ArrayItems::of(&text).unwrap();
+            let read: Vec<Node<'_>> = items.by_ref().map(Result::unwrap).collect();
+            prop_assert_eq!(read.as_slice(), tree.items().unwrap());
+            prop_assert_eq!(items.end(), end);
+        }
     }
 
     #[test]
