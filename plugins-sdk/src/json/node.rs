@@ -147,11 +147,7 @@ impl<'a> ArrayItems<'a> {
             return None;
         }
         reader.at += 1;
-        reader.skip_space();
-        let done = reader.peek() == Some(b']');
-        if done {
-            reader.at += 1;
-        }
+        let done = reader.closes_empty(b']');
         Some(ArrayItems { reader, done, pending: None })
     }
 
@@ -240,9 +236,7 @@ impl<'a> Reader<'a> {
     /// After `{`: the members and the closing `}`.
     fn object(&mut self, depth: usize) -> Result<Kind<'a>, NodeError> {
         let mut members = Vec::new();
-        self.skip_space();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
+        if self.closes_empty(b'}') {
             return Ok(Kind::Object(members));
         }
         loop {
@@ -283,9 +277,7 @@ impl<'a> Reader<'a> {
     /// After `[`: the items and the closing `]`.
     fn array(&mut self, depth: usize) -> Result<Kind<'a>, NodeError> {
         let mut items = Vec::new();
-        self.skip_space();
-        if self.peek() == Some(b']') {
-            self.at += 1;
+        if self.closes_empty(b']') {
             return Ok(Kind::Array(items));
         }
         loop {
@@ -297,6 +289,16 @@ impl<'a> Reader<'a> {
                 return Ok(Kind::Array(items));
             }
         }
+    }
+
+    /// Whether the container just opened ends at once (then past its `close`).
+    fn closes_empty(&mut self, close: u8) -> bool {
+        self.skip_space();
+        let empty = self.peek() == Some(close);
+        if empty {
+            self.at += 1;
+        }
+        empty
     }
 
     /// After a member: `,` (false: another follows; none may trail) or the
