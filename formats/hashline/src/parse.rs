@@ -227,8 +227,9 @@ impl<'r> Reader<'r> {
     fn top_value(&mut self, text: &'r str, strict: bool) -> Result<usize, NodeError> {
         if text.starts_with('[') {
             let end = Node::skip_prefix(text)?;
-            let mut items = ArrayItems::of(&text[..end]).expect("an array");
-            items.try_for_each(|item| item.map(|file| self.node(&file, strict, 1)))?;
+            if let Some(mut items) = ArrayItems::of(&text[..end]) {
+                items.try_for_each(|item| item.map(|file| self.node(&file, strict, 1)))?;
+            }
             return Ok(end);
         }
         let (node, end) = Node::parse_prefix(text)?;
