@@ -157,7 +157,7 @@ pub fn find_elisions_in_lines<'l>(lines: impl IntoIterator<Item = &'l str>) -> V
 /// already holds, a Python `...` stub body or a comment that reads like a
 /// placeholder, and writing it again deletes nothing.
 pub fn elisions_not_in<'o>(text: &str, original: impl IntoIterator<Item = &'o str>) -> Vec<Elision> {
-    not_content(find_elisions(text), original)
+    elisions_in_lines_not_in(lines_with_endings(text).map(strip_ending), original)
 }
 
 /// [`elisions_not_in`] of `lines` (each without its ending), not joined.
@@ -165,11 +165,7 @@ pub fn elisions_in_lines_not_in<'l, 'o>(
     lines: impl IntoIterator<Item = &'l str>,
     original: impl IntoIterator<Item = &'o str>,
 ) -> Vec<Elision> {
-    not_content(find_elisions_in_lines(lines), original)
-}
-
-/// `found` without the placeholders that stand (trimmed) among `original`.
-fn not_content<'o>(mut found: Vec<Elision>, original: impl IntoIterator<Item = &'o str>) -> Vec<Elision> {
+    let mut found = find_elisions_in_lines(lines);
     if found.is_empty() {
         return found;
     }

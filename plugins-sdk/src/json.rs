@@ -12,7 +12,7 @@ use crate::ReplyText;
 use crate::fence::{fenced_blocks, is_shell_info};
 
 mod node;
-pub use node::{ArrayItems, Kind, Node, NodeError};
+pub use node::{ArrayItems, Kind, Node, NodeError, space_len};
 
 /// How many bare (unfenced) `{` lines of prose are tried as JSON: each try
 /// may read to the end of the reply, so the cost stays linear.
@@ -123,11 +123,7 @@ pub fn unescaped(raw: &str) -> Result<Cow<'_, str>, String> {
 fn escape(bytes: &[u8]) -> Result<(char, usize), &'static str> {
     let hex = |at: usize| {
         let digits = bytes.get(at..at + 4).ok_or("EOF while parsing a string")?;
-        let digits = std::str::from_utf8(digits).map_err(|_| "invalid escape")?;
-        u32::from_str_radix(digits, 16)
-            .ok()
-            .filter(|_| digits.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or("invalid escape")
+        digits.iter().try_fold(0, |code, &b| Some(code * 16 + char::from(b).to_digit(16)?)).ok_or("invalid escape")
     };
     let simple = match bytes.get(1) {
         None => return Err("EOF while parsing a string"),
@@ -279,7 +275,7 @@ fn read_stream<'a>(reply: &'a str, range: std::ops::Range<usize>, meant: Meant, 
     let body = &reply[range];
     let mut at = 0;
     loop {
-        at += body[at..].bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+        at += space_len(&body[at..]);
         if at == body.len() {
             break;
         }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, NodeError};
+use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
@@ -218,12 +218,11 @@ impl<'r> Reader<'r> {
         self.out.diagnostics.push(Diagnostic::cut_off(inside, Some(span)));
     }
 
-    /// A top-level JSON value: an edit object, or an array of them. Read
-    /// once into a tree, not once per level it nests in.
-    /// The JSON value at the start of `text`, read; where it ends. An
-    /// array is read whole first (nothing of it is used if it is broken),
-    /// then item by item, each its own tree: a block that is one array of
-    /// file objects is never one tree.
+    /// The JSON value at the start of `text` (an edit object, or an array
+    /// of them), read once into a tree, not once per level it nests in;
+    /// where it ends. An array is read whole first (nothing of it is used
+    /// if it is broken), then item by item, each its own tree: a block that
+    /// is one array of file objects is never one tree.
     fn top_value(&mut self, text: &'r str, strict: bool) -> Result<usize, NodeError> {
         if text.starts_with('[') {
             let end = Node::skip_prefix(text)?;
@@ -325,7 +324,7 @@ impl<'r> Reader<'r> {
     fn fence_body(&mut self, body: &'r str, strict: bool, closed: bool) {
         let mut at = 0;
         loop {
-            at += body[at..].bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count();
+            at += json::space_len(&body[at..]);
             if at == body.len() {
                 break;
             }

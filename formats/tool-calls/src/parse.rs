@@ -127,9 +127,9 @@ impl<'r> Reader<'r> {
             "message" => inner.is_object(),
             _ => inner.items().is_some(),
         };
-        let inner = ["choices", "message", "tool_calls", "content", "output"].iter().find_map(|k| {
-            node.members().iter().rfind(|(name, _)| name == k).map(|(_, inner)| inner).filter(|inner| holds(k, inner))
-        });
+        let inner = ["choices", "message", "tool_calls", "content", "output"]
+            .iter()
+            .find_map(|k| node.get(k).filter(|inner| holds(k, inner)));
         if let Some(inner) = inner {
             return self.node(inner, depth + 1);
         }
@@ -184,7 +184,7 @@ impl<'a> Fields<'a> {
     /// The field whose key is exactly `key` (an envelope's).
     fn exact(&self, key: &str) -> Option<Json<'a>> {
         match self {
-            Fields::Raw(node) => node.members().iter().rfind(|(k, _)| k == key).map(|(_, v)| Json::Raw(v)),
+            Fields::Raw(node) => node.get(key).map(Json::Raw),
             Fields::Parsed(fields) => fields.get(key).map(Json::Parsed),
         }
     }

@@ -105,6 +105,12 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// The value of the member named `key` (of a key written twice, the
+    /// last), when this is an object that has one.
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
+        self.members().iter().rfind(|(name, _)| name == key).map(|(_, value)| value)
+    }
+
     /// The members of an object (none for any other value).
     pub fn members(&self) -> &[(Cow<'a, str>, Node<'a>)] {
         match &self.kind {
@@ -125,6 +131,12 @@ impl<'a> Node<'a> {
     pub fn is_object(&self) -> bool {
         matches!(self.kind, Kind::Object(_))
     }
+}
+
+/// How many bytes of JSON white space (space, tab, line feed, carriage
+/// return) `text` starts with: what may come between a stream's values.
+pub fn space_len(text: &str) -> usize {
+    text.bytes().take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')).count()
 }
 
 /// The items of the JSON array at the start of a text (after white space),
@@ -199,9 +211,7 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
+        self.at += space_len(&self.text[self.at..]);
     }
 
     /// The value at the next non-space byte; `depth` containers enclose it.
