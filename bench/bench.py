@@ -686,6 +686,7 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--rows", default="1,2,3,4,5,6,7,8")
+    ap.add_argument("--no-save", action="store_true", help="leave bench/results/latest.json as it is")
     args = ap.parse_args()
     rows = {int(x) for x in args.rows.split(",")}
 
@@ -739,6 +740,8 @@ def main():
     missed = [r for r in results if r.get("pass") is False]
     print(f"\n{len(missed)} target(s) missed; {'quick' if args.quick else 'full'} run took "
           f"{elapsed:.0f}s; medians of {ctx.runs} runs ({ctx.runs_slow} for row 5) after a warm-up.")
+    if args.no_save:
+        return
     os.makedirs(RESULTS, exist_ok=True)
     meta = {"quick": args.quick, "elapsed_s": round(elapsed, 1),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -36,6 +36,7 @@ mod security;
 mod shells;
 mod snapshots;
 mod states;
+mod symbol_order;
 mod terminal;
 mod tool_calls;
 mod transaction;

@@ -1,0 +1,28 @@
+//! The order the linker gives the release binary's functions
+//! (host/build/symbol-order.txt, see host/build.rs) names them as the build
+//! that made it did. A change to the lock, the manifests or the toolchain
+//! may rename every one, and the order would then silently do nothing: the
+//! binary would hold five times the code in memory and start slower.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+#[test]
+fn the_symbol_order_was_made_for_this_lock_manifests_and_toolchain() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let order = std::fs::read_to_string(root.join("host/build/symbol-order.txt")).unwrap();
+    let header = order.lines().find_map(|line| line.strip_prefix("# sha256 of ")).expect("a fingerprint line");
+    let (files, recorded) = header.split_once(": ").expect("files: digest");
+    let mut digest = Sha256::new();
+    for file in files.split(' ') {
+        digest.update(std::fs::read(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}")));
+    }
+    let now: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        now, recorded,
+        "{files} changed since host/build/symbol-order.txt was made; run bench/symbol-order to remake it"
+    );
+    let names = order.lines().filter(|line| !line.starts_with('#')).count();
+    assert!(names > 1000, "{names} names: the order covers too little of a run");
+}
