@@ -18,6 +18,14 @@ pub fn find_all<'h>(haystack: &'h str, needle: &str) -> impl Iterator<Item = usi
     memchr::memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).into_owned()
 }
 
+/// Whether `needle` occurs in `haystack`, by memchr's SIMD substring
+/// search. A format's `detect` looks for a few words in the whole reply,
+/// and `str::contains` (a two-way search) cost a 10 MB reply's detection
+/// more than the format's own reading of it.
+pub fn contains(haystack: &str, needle: &str) -> bool {
+    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes()).is_some()
+}
+
 /// How many lines [`lines_with_endings`] gives, counted without splitting.
 pub fn line_count(text: &str) -> usize {
     newline_count(text) + usize::from(!text.is_empty() && !text.ends_with('\n'))

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::fence::fenced_blocks;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending};
 use serde_json::Value;
 
 pub(crate) const BEGIN: &str = "*** Begin Patch";
@@ -59,7 +59,7 @@ fn is_file_marker(trimmed: &str) -> bool {
 
 /// Whether text holds a patch at all (for detection and JSON strings).
 pub(crate) fn mentions_patch(text: &str) -> bool {
-    text.contains(BEGIN) || FILE_MARKERS.iter().any(|m| text.contains(m))
+    contains(text, BEGIN) || FILE_MARKERS.iter().any(|m| contains(text, m))
 }
 
 /// The texts of `reply` that may hold patches, and problems with its JSON.

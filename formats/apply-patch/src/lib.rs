@@ -19,7 +19,7 @@
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{contains, joined_lines, lines_with_endings, strip_ending};
 use serde::{Deserialize, Serialize};
 
 mod apply;
@@ -151,8 +151,8 @@ impl Format for ApplyPatch {
         if !envelope::mentions_patch(reply) {
             return 0.0;
         }
-        let begin = reply.contains(envelope::BEGIN);
-        let sections = envelope::FILE_MARKERS.iter().any(|m| reply.contains(m));
+        let begin = contains(reply, envelope::BEGIN);
+        let sections = envelope::FILE_MARKERS.iter().any(|m| contains(reply, m));
         let marker_lines = lines_with_endings(reply)
             .map(|l| strip_ending(l).trim())
             .any(|l| l == envelope::BEGIN || envelope::FILE_MARKERS.iter().any(|m| l.starts_with(m)));

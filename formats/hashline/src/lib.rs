@@ -24,7 +24,7 @@ use std::fmt;
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::matching::LadderOptions;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{contains, find_all, lines_with_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -308,18 +308,10 @@ impl Format for Hashline {
     }
 
     fn detect(&self, reply: &str) -> f32 {
-        let ops = ["\"set_line\"", "\"replace_lines\"", "\"insert_after\""];
-        let has_edits = reply.contains("\"edits\"");
-        // An operation counts as a JSON key (`"set_line": {`), and not on the
-        // `+`/`-` lines of a diff that merely edits such JSON.
-        let has_op = lines_with_endings(reply).filter(|l| !l.starts_with(['+', '-'])).any(|line| {
-            ops.iter()
-                .any(|op| line.match_indices(op).any(|(at, _)| line[at + op.len()..].trim_start().starts_with(':')))
-        });
-        match (has_edits, has_op) {
+        match (contains(reply, "\"edits\""), has_op_key(reply)) {
             (true, true) => 0.95,
             (false, true) => 0.6,
-            (true, false) if reply.contains("\"old_text\"") => 0.6,
+            (true, false) if contains(reply, "\"old_text\"") => 0.6,
             _ => 0.0,
         }
     }
@@ -418,6 +410,23 @@ impl Format for Hashline {
 }
 
 agent_apply_sdk::export_format!(Hashline);
+
+/// The operations' names, as JSON keys.
+const OPS: [&str; 3] = ["\"set_line\"", "\"replace_lines\"", "\"insert_after\""];
+
+/// Whether an operation stands as a JSON key (`"set_line": {`), and not on
+/// the `+`/`-` line of a diff that merely edits such JSON. Each name is
+/// searched for in the whole reply, then its line looked at: a search per
+/// line and name was most of the time `auto` took on a large reply.
+fn has_op_key(reply: &str) -> bool {
+    OPS.iter().any(|op| {
+        find_all(reply, op).any(|at| {
+            let line_start = reply[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = reply[at..].find('\n').map_or(reply.len(), |i| at + i + 1);
+            !reply[line_start..].starts_with(['+', '-']) && reply[at + op.len()..line_end].trim_start().starts_with(':')
+        })
+    })
+}
 
 #[cfg(test)]
 mod tests;

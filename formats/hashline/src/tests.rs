@@ -591,3 +591,26 @@ fn a_new_text_kept_as_its_json_string_applies_unescaped() {
     let out = Plugin::apply(&Hashline, vec![File::new("f", content)], edits, &[]).unwrap();
     assert!(out.outcomes[0].message.contains("cannot be read"), "{:?}", out.outcomes[0]);
 }
+
+/// The operation-key check as first written: each line that is no diff
+/// line, each name's matches in it.
+fn has_op_key_by_line(reply: &str) -> bool {
+    agent_apply_sdk::text::lines_with_endings(reply).filter(|l| !l.starts_with(['+', '-'])).any(|line| {
+        super::OPS
+            .iter()
+            .any(|op| line.match_indices(op).any(|(at, _)| line[at + op.len()..].trim_start().starts_with(':')))
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_operation_key_is_found_in_the_whole_reply_as_line_by_line(
+        pieces in proptest::collection::vec(
+            prop::sample::select(vec!["\"set_line\"", "\"insert_after\"", "\"replace_lines\"", ":", " ", "\t", "\n", "\r\n", "+", "-", "x", "{", "\""]),
+            0..24,
+        )
+    ) {
+        let reply: String = pieces.concat();
+        prop_assert_eq!(super::has_op_key(&reply), has_op_key_by_line(&reply));
+    }
+}

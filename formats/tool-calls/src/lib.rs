@@ -19,6 +19,7 @@ use std::borrow::Cow;
 
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::contains;
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -222,8 +223,8 @@ impl Format for ToolCalls {
     /// another format's reply is not this format's).
     fn detect(&self, reply: &str) -> f32 {
         // Unquoted: inside an `arguments` string the keys' quotes are escaped.
-        let keyed = ARGUMENT_KEYS.iter().any(|k| reply.contains(k));
-        if !keyed && !ENVELOPE_WORDS.iter().any(|k| reply.contains(k)) {
+        let keyed = ARGUMENT_KEYS.iter().any(|k| contains(reply, k));
+        if !keyed && !ENVELOPE_WORDS.iter().any(|k| contains(reply, k)) {
             return 0.0;
         }
         let parsed = parse::parse(reply, None);
