@@ -4,10 +4,11 @@ a run executes, for the linker to place side by side (see host/build.rs,
 profile change (a test names the case).
 
 The release binary is relinked with its symbols kept, and the quick bench
-(rows 1, 2, 3 and 5: start-up, commits, working-tree applies, every format),
-row 5 in full (10 MB replies) and the demo's commands are run through it, each distinct command line
-once under callgrind. Every function callgrind saw that the binary defines
-is listed, the most shared first; a header records the fingerprint the test compares.
+(rows 1, 2, 3 and 5: start-up, commits, working-tree applies, every
+format), row 5 in full (10 MB replies) and the demo's commands are run
+through it, each distinct command line once under callgrind. Every
+function callgrind saw that the binary defines is listed, those more runs
+executed first; a header records the fingerprint the test compares.
 """
 
 import collections

@@ -73,9 +73,9 @@ fn pack_relative_relocations() {
 /// Links the functions a run executes next to each other, in the order
 /// `build/symbol-order.txt` lists them (made by `bench/symbol-order`). The
 /// kernel maps a binary's code in 64 KiB windows around each first touch:
-/// with a run's 2,000 functions spread over 18 MB of text, a 10 MB reply's
-/// run held 8 MiB of it, a tenth of its peak memory, and paid a fault per
-/// window at every start; packed, it holds 1.6 MiB. Only where the names
+/// with a run's 2,800 functions spread over 18 MB of text, a 10 MB reply's
+/// run held 7 MiB of it, a tenth of its peak memory, and paid a fault per
+/// window at every start; packed, it holds 1.9 MiB. Only where the names
 /// were made (x86_64 Linux, glibc) and the linker is rustc's own lld: a
 /// configured linker may not take the option. A name the build no longer
 /// has is skipped; a test says when the file is older than the lock.
