@@ -208,6 +208,8 @@ fn ordinary_edits_pass_the_guard() {
         "app.py:12-12\n```python\n    save('x', load('z'))\n```\n",
         "app.py:13-12\n```python\n\nmain()\n```\n",
         "app.py:4-5\n```python\n    with open(path, 'rb') as f:\n        return f.read()\n```\n",
+        // Beginning with the blank line above repeats nothing that means anything.
+        "app.py:3-3\n```python\n\ndef load(path, mode='r'):\n```\n",
     ] {
         let (_, out) = run(&[("app.py", CODE)], reply, &[]);
         assert_eq!(out.outcomes[0].status, EditStatus::Applied, "{reply}: {:?}", out.outcomes[0]);
