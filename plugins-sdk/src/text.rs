@@ -18,6 +18,12 @@ pub fn find_all<'h>(haystack: &'h str, needle: &str) -> impl Iterator<Item = usi
     memchr::memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).into_owned()
 }
 
+/// Byte offset of `inner`, a slice of `outer`, in `outer` (clamped to it):
+/// where a value a format read from the reply stands in the reply.
+pub fn offset_in(outer: &str, inner: &str) -> usize {
+    (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize).min(outer.len())
+}
+
 /// Whether `needle` occurs in `haystack`, by memchr's SIMD substring
 /// search. A format's `detect` looks for a few words in the whole reply,
 /// and `str::contains` (a two-way search) cost a 10 MB reply's detection

@@ -7,7 +7,7 @@ use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, offset_in, strip_ending};
 use serde_json::Value;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
@@ -192,11 +192,6 @@ fn short(raw: &str) -> String {
     if text.chars().count() > 40 { format!("{}…", text.chars().take(40).collect::<String>()) } else { text }
 }
 
-/// Byte offset of `inner` (a slice of `outer`) in `outer`.
-fn offset_in(outer: &str, inner: &str) -> usize {
-    (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize).min(outer.len())
-}
-
 struct Reader<'r> {
     reply: &'r str,
     map: SourceMap,
@@ -300,7 +295,8 @@ impl<'r> Reader<'r> {
         }
         for item in items {
             let text = item.text;
-            let (s, e) = (offset_in(self.reply, text), offset_in(self.reply, text) + text.len());
+            let s = offset_in(self.reply, text);
+            let e = s + text.len();
             let span = self.map.span(s, e);
             let parsed = operation(item);
             match parsed {
@@ -332,8 +328,8 @@ impl<'r> Reader<'r> {
                 Ok(end) => at += end,
                 Err(e) => {
                     if strict {
-                        let start = offset_in(self.reply, body) + at;
-                        let end = offset_in(self.reply, body) + body.len();
+                        let body_start = offset_in(self.reply, body);
+                        let (start, end) = (body_start + at, body_start + body.len());
                         // JSON that ends with its fence still open was cut off.
                         if e.is_eof() && !closed {
                             self.cut_off(start, end, "inside the JSON of this block");

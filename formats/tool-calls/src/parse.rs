@@ -9,6 +9,7 @@ use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, unescaped};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::offset_in;
 use serde_json::{Map, Value};
 
 use crate::{Action, Call, Replacement, Text};
@@ -95,16 +96,11 @@ impl<'r> Reader<'r> {
         // What the reply's reader skipped, the tree reads too, unless a key
         // does not unescape.
         if let Err(error) = read {
-            let start = self.offset(text);
+            let start = offset_in(self.reply, text);
             let span = self.map.span(start, start + text.len());
             let message = format!("reply line {}: the JSON cannot be read: {error}", span.first_line);
             self.out.diagnostics.push(Diagnostic::error(message, Some(span)).with_hint(HINT));
         }
-    }
-
-    /// Byte offset of `text`, a slice of the reply, in the reply.
-    fn offset(&self, text: &str) -> usize {
-        (text.as_ptr() as usize).saturating_sub(self.reply.as_ptr() as usize).min(self.reply.len())
     }
 
     /// A call, a list of calls, or a message that holds calls.
@@ -133,7 +129,7 @@ impl<'r> Reader<'r> {
         if let Some(inner) = inner {
             return self.node(inner, depth + 1);
         }
-        let start = self.offset(node.text);
+        let start = offset_in(self.reply, node.text);
         let span = self.map.span(start, start + node.text.len());
         match read_call(&fields) {
             Ok(Found::Edit { path, tool, action }) => {
