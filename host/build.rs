@@ -59,7 +59,6 @@ fn main() {
 /// (and, not cross-compiling, runs it) must say 2.36 or later. A linker
 /// without the option warns and ignores it.
 fn pack_relative_relocations() {
-    let var = |name: &str| env::var(name).unwrap_or_default();
     if var("TARGET") != var("HOST") || var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
         return;
     }
@@ -82,7 +81,6 @@ fn pack_relative_relocations() {
 /// (A path with a comma would be split by `-Wl,`: such a checkout goes
 /// without.)
 fn order_symbols() {
-    let var = |name: &str| env::var(name).unwrap_or_default();
     let manifest = PathBuf::from(var("CARGO_MANIFEST_DIR"));
     let order = manifest.join("build").join("symbol-order.txt");
     println!("cargo:rerun-if-changed={}", order.display());
@@ -96,6 +94,11 @@ fn order_symbols() {
     }
     println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}", order.display());
     println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+}
+
+/// The build variable `name`, empty when unset.
+fn var(name: &str) -> String {
+    env::var(name).unwrap_or_default()
 }
 
 /// Whether `getconf GNU_LIBC_VERSION`'s answer (`glibc 2.36`) is `wanted` or later.

@@ -62,8 +62,13 @@ pub fn load_test_plugin(
     limits: Limits,
 ) -> Result<LoadedPlugin, PluginError> {
     let wasm = std::fs::read(wasm_path).unwrap();
-    let digest: String = Sha256::digest(&wasm).iter().map(|b| format!("{b:02x}")).collect();
+    let digest = sha256_hex(&wasm);
     Runtime::new(ComponentCache::at(cache_dir), limits).unwrap().load(name, &wasm, &digest)
+}
+
+/// The SHA-256 of `bytes`, in lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn tight_limits() -> Limits {

@@ -7,16 +7,15 @@ use std::process::Command;
 
 use predicates::prelude::*;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::common::{HOSTILE_WASM, OPS_JSON_WASM, bin};
+use crate::common::{HOSTILE_WASM, OPS_JSON_WASM, bin, sha256_hex};
 use crate::repo::TestRepo;
 
 /// A component implementing `agent-apply:format@9.0.0`.
 const FUTURE_CONTRACT_WASM: &str = agent_apply_test_artifacts::FUTURE_CONTRACT_PLUGIN_WASM;
 
 fn sha256_of(path: &str) -> String {
-    Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(&std::fs::read(path).unwrap())
 }
 
 fn config_for(name: &str, wasm: &str, pin: Option<&str>) -> String {

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
+use crate::common::sha256_hex;
 
 #[test]
 fn the_symbol_order_was_made_for_this_lock_manifests_and_toolchain() {
@@ -14,11 +14,9 @@ fn the_symbol_order_was_made_for_this_lock_manifests_and_toolchain() {
     let order = std::fs::read_to_string(root.join("host/build/symbol-order.txt")).unwrap();
     let header = order.lines().find_map(|line| line.strip_prefix("# sha256 of ")).expect("a fingerprint line");
     let (files, recorded) = header.split_once(": ").expect("files: digest");
-    let mut digest = Sha256::new();
-    for file in files.split(' ') {
-        digest.update(std::fs::read(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}")));
-    }
-    let now: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    // The files one after another, as bench/symbol_order.py hashes them.
+    let read = |file: &str| std::fs::read(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let now = sha256_hex(&files.split(' ').flat_map(read).collect::<Vec<u8>>());
     assert_eq!(
         now, recorded,
         "{files} changed since host/build/symbol-order.txt was made; run bench/symbol-order to remake it"
