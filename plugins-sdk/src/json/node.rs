@@ -181,7 +181,7 @@ impl<'a> Iterator for ArrayItems<'a> {
         }
         let item = self.reader.value(1);
         self.done = match &item {
-            Ok(_) => match self.reader.end_of_member(b']', "EOF while parsing a list", "expected `,` or `]`") {
+            Ok(_) => match self.reader.end_of_item() {
                 Ok(last) => last,
                 Err(error) => {
                     self.pending = Some(error);
@@ -295,7 +295,7 @@ impl<'a> Reader<'a> {
             if self.build {
                 items.push(item);
             }
-            if self.end_of_member(b']', "EOF while parsing a list", "expected `,` or `]`")? {
+            if self.end_of_item()? {
                 return Ok(Kind::Array(items));
             }
         }
@@ -331,6 +331,11 @@ impl<'a> Reader<'a> {
             None => Err(self.error(eof)),
             Some(_) => Err(self.error(other)),
         }
+    }
+
+    /// [`Reader::end_of_member`] of an array.
+    fn end_of_item(&mut self) -> Result<bool, NodeError> {
+        self.end_of_member(b']', "EOF while parsing a list", "expected `,` or `]`")
     }
 
     fn literal(&mut self, word: &'static str, kind: Kind<'a>) -> Result<Kind<'a>, NodeError> {
