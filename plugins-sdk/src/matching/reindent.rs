@@ -1,6 +1,8 @@
 //! Re-indentation: replacement lines shifted to sit where the matched
 //! lines sit.
 
+use std::borrow::Cow;
+
 /// How to shift the indentation of replacement lines so they sit where the
 /// matched lines sit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,22 +103,28 @@ impl Reindent {
 
     /// `line` re-indented.
     pub fn apply(&self, line: &str) -> String {
+        self.reindented(line).into_owned()
+    }
+
+    /// `line` re-indented, borrowed where it stays as written (every line
+    /// of an exact match): a reply of thousands of blocks copies none.
+    pub fn reindented<'a>(&self, line: &'a str) -> Cow<'a, str> {
         let ws = leading_ws(line);
         let rest = &line[ws.len()..];
         match self {
-            Reindent::Keep => line.to_string(),
+            Reindent::Keep => Cow::Borrowed(line),
             // A blank line is kept as it is.
-            _ if rest.is_empty() => line.to_string(),
+            _ if rest.is_empty() => Cow::Borrowed(line),
             Reindent::Swap { from, to } => match ws.strip_prefix(from.as_str()) {
-                Some(tail) => format!("{to}{tail}{rest}"),
-                None => line.to_string(),
+                Some(tail) => Cow::Owned(format!("{to}{tail}{rest}")),
+                None => Cow::Borrowed(line),
             },
             Reindent::Columns { delta, tab, use_tabs } => {
                 let col = (columns(ws, *tab) as isize + delta).max(0) as usize;
-                format!("{}{rest}", indent(col, *tab, *use_tabs))
+                Cow::Owned(format!("{}{rest}", indent(col, *tab, *use_tabs)))
             }
             Reindent::Scale { num, den, use_tabs } => {
-                format!("{}{rest}", indent(columns(ws, 4) * num / den, 4, *use_tabs))
+                Cow::Owned(format!("{}{rest}", indent(columns(ws, 4) * num / den, 4, *use_tabs)))
             }
         }
     }

@@ -82,11 +82,11 @@ pub fn ambiguous_failure(level: Level, starts: &[usize], len: usize) -> EditFail
 }
 
 /// Plan the elision level: each piece found once, in order.
-pub(super) fn plan_elision(
+pub(super) fn plan_elision<'a>(
     hay: &Haystack<'_>,
     search: &[&str],
-    replace: &[&str],
-) -> Result<Option<(Vec<Splice>, LineRange)>, EditFailure> {
+    replace: &[&'a str],
+) -> Result<Option<(Vec<Splice<'a>>, LineRange)>, EditFailure> {
     let spieces = split_on_elisions(search);
     if spieces.len() < 2 {
         return Ok(None);
@@ -190,8 +190,8 @@ pub fn replace_block(
 }
 
 /// Where and how one block changes the file, before anything is written.
-pub(super) struct Plan {
-    splices: Vec<Splice>,
+pub(super) struct Plan<'a> {
+    splices: Vec<Splice<'a>>,
     lines: LineRange,
     level: Level,
     /// Found only once blank lines at the block's edges were dropped.
@@ -200,12 +200,12 @@ pub(super) struct Plan {
     candidates: Vec<(Level, usize)>,
 }
 
-pub(super) fn plan_block(
+pub(super) fn plan_block<'a>(
     hay: &Haystack<'_>,
     s: &[&str],
-    r: &[&str],
+    r: &[&'a str],
     options: &LadderOptions,
-) -> Result<Plan, EditFailure> {
+) -> Result<Plan<'a>, EditFailure> {
     if s.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "the text to replace is empty"));
     }
@@ -260,7 +260,10 @@ pub(super) fn plan_block(
         // Models often add a blank line before or after the lines they copy.
         if let Some((search, replace)) = trim_blank_edges(s, r) {
             match plan_block(hay, &block_lines(&search), &block_lines(&replace), options) {
-                Ok(done) => return Ok(Plan { trimmed: true, ..done }),
+                Ok(done) => {
+                    let splices = done.splices.into_iter().map(Splice::into_owned).collect();
+                    return Ok(Plan { trimmed: true, splices, ..done });
+                }
                 Err(failure) if failure.kind == FailureKind::Ambiguous => return Err(failure),
                 Err(_) => {}
             }
@@ -379,7 +382,7 @@ pub(super) fn trim_blank_edges(s: &[&str], r: &[&str]) -> Option<(String, String
     Some((joined_lines(&s[lead..s.len() - trail]), joined_lines(&r[r_lead..r.len() - r_trail])))
 }
 
-pub(super) fn single_splice(hay: &Haystack<'_>, s: &[&str], r: &[&str], m: BlockMatch) -> Vec<Splice> {
+pub(super) fn single_splice<'a>(hay: &Haystack<'_>, s: &[&str], r: &[&'a str], m: BlockMatch) -> Vec<Splice<'a>> {
     let reindent = match m.level {
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
         _ => Reindent::infer(s.iter().copied().zip(hay.lines[m.start..m.end].iter().copied())),
@@ -403,6 +406,14 @@ pub(super) fn already_applied_around(
         return None;
     }
     let (start, end) = (found.start as usize - 1, found.end as usize);
+    // A place that covers the match starts at most `r.len()` lines above
+    // its end, and its first line is `r`'s at the looser level: most blocks
+    // are settled by comparing those few lines, with nothing allocated.
+    let first = crate::text::trim(r[0]);
+    let starts = hay.lines.get(end.saturating_sub(r.len())..=start)?;
+    if !starts.iter().any(|line| crate::text::trim(line) == first) {
+        return None;
+    }
     let lo = start.saturating_sub(r.len());
     let hi = (end + r.len()).min(hay.len());
     for level in [Level::TrailingWhitespace, Level::LeadingWhitespace] {

@@ -1,5 +1,7 @@
 //! Splicing replacements into the file text, keeping its line endings.
 
+use std::borrow::Cow;
+
 use crate::text::TextStyle;
 
 use super::*;
@@ -66,17 +68,25 @@ impl BlockMatch {
 
 /// One planned change of a line range of the file.
 #[derive(Debug, Clone)]
-pub(super) struct Splice {
+pub(super) struct Splice<'a> {
     pub(super) start: usize,
     end: usize,
     /// Lines at the start of the range kept byte for byte.
     keep_prefix: usize,
     /// Lines at the end of the range kept byte for byte.
     keep_suffix: usize,
-    pub(super) middle: Vec<String>,
+    /// The new lines, borrowed from the replacement unless re-indented.
+    pub(super) middle: Vec<Cow<'a, str>>,
 }
 
-impl Splice {
+impl Splice<'_> {
+    /// This splice with its new lines its own, for a plan that outlives
+    /// the text it was made from.
+    pub(super) fn into_owned(self) -> Splice<'static> {
+        let middle = self.middle.into_iter().map(|line| Cow::Owned(line.into_owned())).collect();
+        Splice { middle, ..self }
+    }
+
     /// How many lines the range holds once replaced.
     pub(super) fn new_len(&self) -> usize {
         self.keep_prefix + self.middle.len() + self.keep_suffix
@@ -99,15 +109,15 @@ pub fn written_line(line: &str, level: Level) -> &str {
     if level == Level::Exact { line } else { line.trim_end_matches([' ', '\t']) }
 }
 
-pub(super) fn make_splice(
+pub(super) fn make_splice<'a>(
     start: usize,
     end: usize,
     first: &[&str],
     last: &[&str],
-    replace: &[&str],
+    replace: &[&'a str],
     reindent: &Reindent,
     level: Level,
-) -> Splice {
+) -> Splice<'a> {
     let region = end - start;
     // A line the replacement keeps (equal as written) keeps the file's bytes.
     let same = |a: &&&str, b: &&&str| written_line(a, level) == written_line(b, level);
@@ -122,14 +132,14 @@ pub(super) fn make_splice(
         .min(replace.len() - keep_prefix);
     let middle = replace[keep_prefix..replace.len() - keep_suffix]
         .iter()
-        .map(|l| reindent.apply(written_line(l, level)))
+        .map(|l| reindent.reindented(written_line(l, level)))
         .collect();
     Splice { start, end, keep_prefix, keep_suffix, middle }
 }
 
 /// Apply non-overlapping `splices` (in order) to the file, whose haystack
 /// `hay` is (it knows where the file's lines start).
-pub(super) fn render(hay: &Haystack<'_>, content: &str, splices: &[Splice]) -> String {
+pub(super) fn render(hay: &Haystack<'_>, content: &str, splices: &[Splice<'_>]) -> String {
     let style = TextStyle::detect(content);
     let replaced = splices.iter().map(|s| (s.start + s.keep_prefix..s.end - s.keep_suffix, s.middle.as_slice()));
     hay.splice_lines(content, replaced, style.eol.as_str(), style.final_newline)

@@ -253,6 +253,46 @@ proptest! {
     }
 
     #[test]
+    fn already_applied_around_agrees_with_its_definition(
+        lines in proptest::collection::vec("[ab]{0,2}", 1..30),
+        start in 0usize..30, len in 1usize..6,
+        copied in 0usize..30, jitter in proptest::collection::vec(0u8..6, 1..9),
+    ) {
+        // The definition: the replacement, at either whitespace level,
+        // somewhere that covers the matched lines (from `start`, `len` long;
+        // an elision match may be longer than its block, so the block is
+        // sometimes shorter than the range). The replacement is copied from
+        // the file with white space added, and sometimes a line changed.
+        let start = start % lines.len();
+        let end = (start + len).min(lines.len());
+        let hay = Haystack::new(lines.iter().map(String::as_str).collect());
+        let replace: Vec<String> = jitter
+            .iter()
+            .zip(lines.iter().cycle().skip(copied % lines.len()))
+            .map(|(j, line)| match j {
+                0 => format!(" {line}"),
+                1 => format!("{line}\t"),
+                2 => "c".to_string(),
+                _ => line.clone(),
+            })
+            .collect();
+        let r: Vec<&str> = replace.iter().map(String::as_str).collect();
+        let s: Vec<&str> = hay.lines()[start..end].iter().copied().take(1 + len % 3).collect();
+        let covers = |level: Level| {
+            (0..hay.len()).filter(|&at| at <= start && at + r.len() >= end && at + r.len() <= hay.len()).find(|&at| {
+                (0..r.len()).all(|j| normalize(hay.lines()[at + j], level) == normalize(r[j], level))
+            })
+        };
+        let want = if r.len() <= s.len() || same_lines(&s, &r) {
+            None
+        } else {
+            covers(Level::TrailingWhitespace).or_else(|| covers(Level::LeadingWhitespace))
+        };
+        let got = already_applied_around(&hay, &s, &r, LineRange::new(start as u32 + 1, end as u32));
+        prop_assert_eq!(got.and_then(|f| f.lines).map(|l| l.start as usize - 1), want);
+    }
+
+    #[test]
     fn unique_block_replaces_exactly(
         lines in proptest::collection::vec("[a-d ]{0,4}", 1..40),
         start in 0usize..40, len in 1usize..5, crlf: bool, final_nl: bool,
