@@ -49,7 +49,20 @@ pub fn joined_lines<L: AsRef<str>>(lines: &[L]) -> String {
 
 /// `n` lines in words, for messages: "1 line", "3 lines".
 pub fn lines_label(n: usize) -> String {
-    if n == 1 { "1 line".into() } else { format!("{n} lines") }
+    LineCount(n).to_string()
+}
+
+/// `1 line`, `3 lines`: [`lines_label`] written straight into a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineCount(pub usize);
+
+impl std::fmt::Display for LineCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 line"),
+            n => write!(f, "{n} lines"),
+        }
+    }
 }
 
 /// How many `\n` bytes `text` holds (SIMD-counted: formats count them up

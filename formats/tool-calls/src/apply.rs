@@ -128,16 +128,28 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     let first = starts[0] as u32 + 1;
     let last = (starts[starts.len() - 1] + span.max(1)) as u32;
     let lines = LineRange::new(first, last);
-    let how = replaced_exactly(lines, places.len());
+    let how = replaced_exactly(lines, places.len()).to_string();
     Ok(Some(Done { content: out, lines: Some(lines), how, matched: exact_match(places.len()) }))
 }
 
 /// What an exact replacement of `places` places, spanning `lines`, did.
-pub(crate) fn replaced_exactly(lines: LineRange, places: usize) -> String {
-    let (first, last) = (lines.start, lines.end);
-    match places {
-        1 => format!("replaced lines {first}-{last} (exact match)"),
-        n => format!("replaced all {n} occurrences, lines {first}-{last} (exact matches, replace_all)"),
+pub(crate) fn replaced_exactly(lines: LineRange, places: usize) -> impl std::fmt::Display {
+    ReplacedExactly { lines, places }
+}
+
+/// What [`replaced_exactly`] writes: into the message, with no string of its own.
+struct ReplacedExactly {
+    lines: LineRange,
+    places: usize,
+}
+
+impl std::fmt::Display for ReplacedExactly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, last) = (self.lines.start, self.lines.end);
+        match self.places {
+            1 => write!(f, "replaced lines {first}-{last} (exact match)"),
+            n => write!(f, "replaced all {n} occurrences, lines {first}-{last} (exact matches, replace_all)"),
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::contains;
+use agent_apply_sdk::text::{LineCount, contains};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -119,20 +119,24 @@ impl Action<Text> {
 }
 
 impl Action<Text> {
-    /// One line for humans.
-    pub fn summary(&self) -> String {
-        match self {
-            Action::Replace(r) if r.old.is_empty() => format!("create a file of {}", lines_label(r.new.line_count())),
+    /// One line for humans, written after `prefix` (one string per edit).
+    pub fn summary(&self, prefix: &str) -> String {
+        use std::fmt::Write;
+        let mut out = String::with_capacity(prefix.len() + 40);
+        out.push_str(prefix);
+        let _ = match self {
+            Action::Replace(r) if r.old.is_empty() => write!(out, "create a file of {}", LineCount(r.new.line_count())),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                format!("replace {} with {}{all}", lines_label(r.old.line_count()), r.new.line_count())
+                write!(out, "replace {} with {}{all}", LineCount(r.old.line_count()), r.new.line_count())
             }
-            Action::MultiEdit { edits } => format!("{} replacements in order", edits.len()),
+            Action::MultiEdit { edits } => write!(out, "{} replacements in order", edits.len()),
             Action::Insert { after_line, text } => {
-                format!("insert {} after line {after_line}", lines_label(text.line_count()))
+                write!(out, "insert {} after line {after_line}", LineCount(text.line_count()))
             }
-            Action::Write { content, .. } => format!("write the whole file ({})", lines_label(content.line_count())),
-        }
+            Action::Write { content, .. } => write!(out, "write the whole file ({})", LineCount(content.line_count())),
+        };
+        out
     }
 }
 
@@ -149,10 +153,20 @@ pub struct Call {
 }
 
 impl Call {
-    /// `call 2 (`Edit`, reply line 7)`, for messages: made when one is
-    /// written, not kept with each of a large reply's calls.
-    pub fn label(&self) -> String {
-        format!("call {} (`{}`, reply line {})", self.number, self.tool, self.reply_line)
+    /// `call 2 (`Edit`, reply line 7)`, for messages: written into the
+    /// message itself, not kept with each of a large reply's calls.
+    pub fn label(&self) -> impl std::fmt::Display + '_ {
+        CallLabel(self)
+    }
+}
+
+/// What [`Call::label`] writes.
+struct CallLabel<'a>(&'a Call);
+
+impl std::fmt::Display for CallLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let call = self.0;
+        write!(f, "call {} (`{}`, reply line {})", call.number, call.tool, call.reply_line)
     }
 }
 
