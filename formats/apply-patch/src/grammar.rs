@@ -200,7 +200,7 @@ impl Parser<'_, '_> {
                 _ => break,
             }
         }
-        let summary = format!("add {path} ({})", lines_label(lines.len()));
+        let summary = format!("add {path} ({})", LineCount(lines.len()));
         let op = FileOp::Add { path: path.clone(), lines, at: self.place.at(at) };
         self.push(at, &path, summary, op, Vec::new());
         Ok(())

@@ -232,7 +232,7 @@ fn add(workspace: &mut Workspace, path: &str, lines: &[ReplyText], at: &str) -> 
             workspace.write(path, content);
             workspace.note_match(MatchInfo::at("whole-file"));
             Ok(Applied {
-                message: format!("added {path} ({})", lines_label(lines.len())),
+                message: format!("added {path} ({})", LineCount(lines.len())),
                 lines: None,
                 applied_path: None,
             })

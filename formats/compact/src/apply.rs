@@ -207,7 +207,7 @@ fn out_of_range_failure(file: &EditedFile<'_>, op: &RangeEdit) -> Option<EditFai
     Some(
         EditFailure::new(
             FailureKind::OutOfRange,
-            format!("{} is out of range: it {wanted}, but {path} has only {}", op.label(), lines_label(n as usize)),
+            format!("{} is out of range: it {wanted}, but {path} has only {}", op.label(), LineCount(n as usize)),
         )
         .with_hint(format!(
             "ranges go from 1 to {n}; to add lines at the end, insert with {}-{n}. The file ends:\n{}",
@@ -357,16 +357,11 @@ fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> 
         _ => format!(", now lines {new_start}-{}", new_start as usize + added - 1),
     };
     if op.is_insertion() {
-        format!("inserted {} before line {} of {path}{now}", lines_label(added), op.start)
+        format!("inserted {} before line {} of {path}{now}", LineCount(added), op.start)
     } else if added == 0 {
         format!("deleted lines {} of {path}", op.range_text())
     } else {
-        format!(
-            "replaced lines {} of {path} ({}) with {}{now}",
-            op.range_text(),
-            lines_label(removed),
-            lines_label(added)
-        )
+        format!("replaced lines {} of {path} ({}) with {}{now}", op.range_text(), LineCount(removed), LineCount(added))
     }
 }
 

@@ -138,7 +138,7 @@ fn is_blank(line: &str) -> bool {
 
 fn summary(range: &Range, count: usize) -> String {
     let (s, e) = (range.start, range.end);
-    let lines = lines_label;
+    let lines = LineCount;
     let which = if s == e { format!("line {s}") } else { format!("lines {s}-{e}") };
     match (e < s, count) {
         (true, n) => format!("insert {} before line {s}", lines(n)),

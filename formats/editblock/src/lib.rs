@@ -350,7 +350,7 @@ fn create_or_append(workspace: &mut Workspace, path: &str, replace: &str) -> Res
     match workspace.read(path) {
         None => {
             workspace.write(path, TextStyle::default().restyle(replace));
-            Ok(Applied { message: format!("created {path} ({})", lines_label(added)), lines: None, applied_path: None })
+            Ok(Applied { message: format!("created {path} ({})", LineCount(added)), lines: None, applied_path: None })
         }
         Some(existing) => {
             let style = TextStyle::detect(existing);

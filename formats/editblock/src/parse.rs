@@ -334,9 +334,9 @@ fn finish(
     let search_lines = primary;
     let replace_lines = block.body.len() - primary - 1;
     let summary = if search.trim().is_empty() {
-        format!("create or append ({})", lines_label(replace_lines))
+        format!("create or append ({})", LineCount(replace_lines))
     } else {
-        format!("replace {} with {replace_lines}", lines_label(search_lines))
+        format!("replace {} with {replace_lines}", LineCount(search_lines))
     };
     parsed.edits.push(ParsedEdit {
         path,

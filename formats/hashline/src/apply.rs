@@ -56,8 +56,8 @@ struct FileEdits<'a> {
 }
 
 impl FileEdits<'_> {
-    fn label(&self, i: usize) -> String {
-        self.by_index.get(&i).map(|e| e.label.clone()).unwrap_or_default()
+    fn label(&self, i: usize) -> &str {
+        self.by_index.get(&i).map_or("", |e| e.label.as_str())
     }
 
     /// Fail edit `index` with `failure`, its message led by the edit's label.

@@ -72,14 +72,14 @@ impl Operation {
         let n = NewText::len;
         match self {
             Operation::SetLine { anchor, new_text } if new_text.is_empty() => format!("delete line {anchor}"),
-            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({})", lines_label(n(new_text))),
+            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({})", LineCount(n(new_text))),
             Operation::ReplaceLines { start, end, new_text } => {
-                format!("replace lines {start}..{end} with {}", lines_label(n(new_text)))
+                format!("replace lines {start}..{end} with {}", LineCount(n(new_text)))
             }
-            Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", lines_label(n(text))),
+            Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", LineCount(n(text))),
             Operation::Replace { old_text, new_text } => format!(
                 "replace {} of text with {}",
-                lines_label(lines_with_endings(old_text).count()),
+                LineCount(lines_with_endings(old_text).count()),
                 lines_with_endings(new_text).count()
             ),
         }

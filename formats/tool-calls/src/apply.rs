@@ -184,7 +184,7 @@ fn create_with(current: Option<&str>, path: &str, new: &str) -> Result<Done, Edi
             Ok(Done {
                 content: new.to_string(),
                 lines: None,
-                how: format!("{what} {path} ({})", lines_label(line_count(new))),
+                how: format!("{what} {path} ({})", LineCount(line_count(new))),
                 matched: MatchInfo::at("whole-file"),
             })
         }
@@ -213,8 +213,8 @@ pub fn insert(current: Option<&str>, path: &str, after: u32, text: &str) -> Resu
     let at = after as usize;
     let content = splice_lines(content, [(at..at, &lines[..])], style.eol.as_str(), style.final_newline);
     let how = match after {
-        0 => format!("inserted {} at the top", lines_label(lines.len())),
-        _ => format!("inserted {} after line {after}", lines_label(lines.len())),
+        0 => format!("inserted {} at the top", LineCount(lines.len())),
+        _ => format!("inserted {} after line {after}", LineCount(lines.len())),
     };
     let matched = MatchInfo::at("line-numbers");
     Ok(Done { content, lines: Some(LineRange::new(at as u32 + 1, at as u32)), how, matched })
@@ -225,7 +225,7 @@ pub fn insert(current: Option<&str>, path: &str, after: u32, text: &str) -> Resu
 /// editor does (the model believed the file absent and never read it).
 pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) -> Result<Done, EditFailure> {
     let Some(existing) = current else {
-        let how = format!("created {path} ({})", lines_label(line_count(content)));
+        let how = format!("created {path} ({})", LineCount(line_count(content)));
         return Ok(Done { content: content.to_string(), lines: None, how, matched: MatchInfo::at("whole-file") });
     };
     let restyled = TextStyle::detect(existing).restyle(content);

@@ -337,7 +337,7 @@ fn create(workspace: &mut Workspace, patch: &FilePatch) -> Result<Applied, EditF
         None => {
             let lines = lines_with_endings(&content).count();
             workspace.write(path, content);
-            Ok(Applied { message: format!("created {path} ({})", lines_label(lines)), lines: None, applied_path: None })
+            Ok(Applied { message: format!("created {path} ({})", LineCount(lines)), lines: None, applied_path: None })
         }
     }
 }

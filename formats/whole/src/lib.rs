@@ -146,7 +146,7 @@ impl Format for Whole {
                 path,
                 related_paths: Vec::new(),
                 span,
-                summary: format!("write the whole file ({})", lines_label(lines)),
+                summary: format!("write the whole file ({})", LineCount(lines)),
                 op: WholeFile { content: ReplyText::new(block.body), placeholders: !elisions.is_empty() },
             });
         }
@@ -195,7 +195,7 @@ impl Format for Whole {
         let content = style.restyle(&edit.op.content);
         let new_lines = lines_with_endings(&content).count() as u32;
         let message = match original {
-            None => format!("created {path} ({})", lines_label(new_lines as usize)),
+            None => format!("created {path} ({})", LineCount(new_lines as usize)),
             Some(old) if old == content => format!("{path} already had these contents"),
             Some(old) if content.is_empty() || content == "\u{feff}" => {
                 let old_lines = lines_with_endings(old).count();

@@ -215,9 +215,9 @@ pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings:
             };
             at_anchor(index, anchor, resolve(snap, anchor, settings, true), new, |line| {
                 let what = if line == 0 {
-                    format!("inserted {} at the start", lines_label(text.len()))
+                    format!("inserted {} at the start", LineCount(text.len()))
                 } else {
-                    format!("inserted {} after line {line}", lines_label(text.len()))
+                    format!("inserted {} after line {line}", LineCount(text.len()))
                 };
                 (line as usize, line as usize, what)
             })
