@@ -205,11 +205,10 @@ impl Format for Compact {
         let fences = agent_apply_sdk::fence::fenced_blocks(reply);
         // A header deep inside a fenced block is file content (a whole file that
         // mentions `path:N-M`), not an edit; the first body line still counts.
-        let inside = |at: usize| fences.iter().any(|b| at > b.body_start && at < b.body_end);
         let mut at = 0;
         let mut headers = 0;
         for line in lines_with_endings(reply) {
-            if !inside(at) && matches!(parse::header(line), Some(Ok(_))) {
+            if !agent_apply_sdk::fence::inside_body(&fences, at) && matches!(parse::header(line), Some(Ok(_))) {
                 headers += 1;
             }
             at += line.len();
