@@ -560,7 +560,31 @@ def row5(ctx, results, target_bytes):
         m["peer_mb_per_s"] = round(os.path.getsize(patch) / 1e6 / m["peer_s"], 1)
         row(results, 5, case, "`git apply` (same change)", m, ">= 100 MB/s", mbps >= 100,
             note=f"{mbps:.1f} MB/s ({len(files)} files)")
+        row5_detected(ctx, results, env, repo, reply, fmt, label, m["ours_s"])
         shutil.rmtree(work, ignore_errors=True)
+
+
+def row5_detected(ctx, results, env, repo, reply, fmt, label, named_s):
+    """The same reply with no `--format`, the way most runs go: every
+    format's detect reads it first. Beside the named run, which it should
+    not take much longer than (a detect once took 27x, quadratic in the
+    reply's fenced blocks)."""
+    case = f"throughput, {label} `{fmt}` reply, format detected (no `--format`)"
+    reset = lambda: sh(["git", "checkout", "-q", "--", "."], cwd=repo)
+    detected = lambda: run_timed([ctx.bin, "--no-commit", reply], env, repo)
+    try:
+        m = measure(detected, None, reset, runs=ctx.runs_slow)
+    except Failed as e:
+        failed_row(results, 5, case, "the same with `--format`", e, "<= 2x `--format`")
+        return
+    finally:
+        reset()
+    m["peer_s"] = named_s
+    ratio = m["ours_s"] / named_s
+    # Its memory is in the note, not row 7's comparison with `git apply`.
+    peak_mib = m.pop("ours_rss_kib") / 1024
+    row(results, 5, case, "the same with `--format`", m, "<= 2x `--format`", ratio <= 2,
+        note=f"{os.path.getsize(reply) / 1e6 / m['ours_s']:.1f} MB/s, peak {peak_mib:.1f} MiB")
 
 
 def row6(ctx, results):

@@ -407,27 +407,83 @@ impl Registry {
 
     /// [`Registry::detect`] among every format but `ruled_out`.
     fn detect_among(&self, reply: &str, ruled_out: Option<&str>) -> Result<Chosen, RegistryError> {
-        let mut scored = Vec::with_capacity(self.entries.len());
-        for entry in self.entries.iter().filter(|e| Some(e.name.as_str()) != ruled_out) {
-            let mut instance = self.instantiate(entry)?;
-            let confidence = instance.detect(reply)?;
-            scored.push((entry, instance, if confidence.is_finite() { confidence.clamp(0.0, 1.0) } else { 0.0 }));
+        let entries: Vec<&FormatEntry> = self.entries.iter().filter(|e| Some(e.name.as_str()) != ruled_out).collect();
+        let (results, leader) = self.detect_each(reply, &entries);
+        let mut scored = Vec::with_capacity(entries.len());
+        // In the formats' order, so the first failure is the one a
+        // one-by-one run would have stopped at.
+        for (entry, confidence) in entries.iter().zip(results) {
+            scored.push((*entry, confidence?));
         }
-        scored.sort_by(|a, b| b.2.total_cmp(&a.2));
-        let best = scored.first().map_or(0.0, |s| s.2);
+        // Stable: among equal scores the format listed first leads, as `leader` does.
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let best = scored.first().map_or(0.0, |s| s.1);
         if best < MIN_CONFIDENCE {
             return Err(RegistryError::Unrecognised {
-                scores: scored.iter().map(|(e, _, c)| (e.name.clone(), *c)).collect(),
+                scores: scored.iter().map(|(e, c)| (e.name.clone(), *c)).collect(),
             });
         }
         let close: Vec<(String, f32)> =
-            scored.iter().filter(|s| best - s.2 < TIE_MARGIN).map(|(e, _, c)| (e.name.clone(), *c)).collect();
+            scored.iter().filter(|s| best - s.1 < TIE_MARGIN).map(|(e, c)| (e.name.clone(), *c)).collect();
         if close.len() > 1 {
             return Err(RegistryError::Tie { candidates: close });
         }
-        let (entry, instance, confidence) = scored.into_iter().next().expect("best exists");
+        let (entry, confidence) = scored[0];
+        let instance = leader.expect("the best score's instance is kept").instance;
         Ok(Chosen { entry: entry.clone(), instance, by: ChosenBy::Auto { confidence } })
     }
+
+    /// Each entry instantiated and asked to `detect` the reply (its scores
+    /// in `entries`' order, clamped to 0-1), on as many threads as there
+    /// are cores: every format reads the whole reply, and on a reply of
+    /// megabytes that was most of an undirected run. Only the leading
+    /// instance is kept, the one that will read the reply: each holds a
+    /// copy of it, and keeping all of them doubled such a run's memory.
+    fn detect_each(&self, reply: &str, entries: &[&FormatEntry]) -> (Vec<Result<f32, RegistryError>>, Option<Leader>) {
+        let leader: std::sync::Mutex<Option<Leader>> = std::sync::Mutex::new(None);
+        let detect = |at: usize| -> Result<f32, RegistryError> {
+            let mut instance = self.instantiate(entries[at])?;
+            let confidence = instance.detect(reply)?;
+            let confidence = if confidence.is_finite() { confidence.clamp(0.0, 1.0) } else { 0.0 };
+            let mut leader = leader.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if leader.as_ref().is_none_or(|l| confidence > l.confidence || (confidence == l.confidence && at < l.at)) {
+                *leader = Some(Leader { at, confidence, instance });
+            }
+            Ok(confidence)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(entries.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut mine = Vec::new();
+            loop {
+                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if at >= entries.len() {
+                    break mine;
+                }
+                mine.push((at, detect(at)));
+            }
+        };
+        let mut done: Vec<(usize, Result<f32, RegistryError>)> = if threads <= 1 {
+            work()
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+                let joined =
+                    workers.into_iter().map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+                joined.flatten().collect()
+            })
+        };
+        done.sort_by_key(|(at, _)| *at);
+        let leader = leader.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        (done.into_iter().map(|(_, result)| result).collect(), leader)
+    }
+}
+
+/// The format leading auto-detection so far, with its instance.
+struct Leader {
+    at: usize,
+    confidence: f32,
+    instance: PluginInstance,
 }
 
 /// A model pattern: a glob (`*` matches any run of characters, `?` one),
