@@ -434,9 +434,9 @@ impl Registry {
     }
 
     /// Each entry instantiated and asked to `detect` the reply (its scores
-    /// in `entries`' order, clamped to 0-1), on as many threads as there
-    /// are cores: every format reads the whole reply, and on a reply of
-    /// megabytes that was most of an undirected run. Only the leading
+    /// in `entries`' order, clamped to 0-1), wasm ones on as many threads
+    /// as there are cores: every format reads the whole reply, and on a
+    /// reply of megabytes that was most of an undirected run. Only the leading
     /// instance is kept, the one that will read the reply: each holds a
     /// copy of it, and keeping all of them doubled such a run's memory.
     fn detect_each(&self, reply: &str, entries: &[&FormatEntry]) -> (Vec<Result<f32, RegistryError>>, Option<Leader>) {
@@ -451,7 +451,13 @@ impl Registry {
             }
             Ok(confidence)
         };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(entries.len());
+        // A native plugin runs as the host does and never promised to be
+        // called off the main thread: with one among them, one at a time.
+        let threads = if entries.iter().any(|e| e.kind == Kind::Native) {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, usize::from).min(entries.len())
+        };
         let next = std::sync::atomic::AtomicUsize::new(0);
         let work = || {
             let mut mine = Vec::new();

@@ -155,6 +155,26 @@ fn a_hostile_config_plugin_is_reported_and_the_host_survives() {
 }
 
 #[test]
+fn a_detect_that_fails_stops_auto_detection_with_its_error_and_changes_nothing() {
+    // The formats' detects run side by side; the failure must still be
+    // reported as the one-by-one run reported it, and the branch untouched.
+    let repo = crate::repo::TestRepo::with(&[("a.txt", "one\n")]);
+    std::fs::write(
+        repo.path().join(".agent-apply.toml"),
+        format!("[plugins.hostile]\npath = {:?}\n", crate::common::HOSTILE_WASM),
+    )
+    .unwrap();
+    let before = repo.state();
+    for _ in 0..3 {
+        let out = repo.apply().arg("-").write_stdin("detect:panic").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("plugin 'hostile' crashed in `detect`"), "{stderr}");
+        assert_eq!(repo.state(), before);
+    }
+}
+
+#[test]
 fn completions_and_man_page() {
     bin().args(["completions", "bash"]).assert().success().stdout(predicate::str::contains("git-agent-apply"));
     bin().arg("man").assert().success().stdout(predicate::str::contains(".TH"));
