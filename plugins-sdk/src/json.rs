@@ -75,6 +75,29 @@ impl JsonString {
         }
         newlines + usize::from(!body.is_empty() && !ends_with_newline)
     }
+
+    /// The lines of the string unescaped, without their endings (as
+    /// [`crate::text::lines_with_endings`] and `strip_ending` give them),
+    /// read in place when its only escapes are `\n`: the pieces of the text
+    /// as written between them. `None` for any other escape. Most new texts
+    /// a model writes are such strings, and a reply of thousands was
+    /// unescaped into a copy of each only to look at its lines.
+    pub fn plain_lines(&self) -> Option<impl Iterator<Item = &str> + Clone> {
+        let raw: &str = &self.0;
+        let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+        let bytes = body.as_bytes();
+        let mut at = 0;
+        while let Some(found) = memchr::memchr(b'\\', &bytes[at..]) {
+            if bytes.get(at + found + 1) != Some(&b'n') {
+                return None;
+            }
+            at += found + 2;
+        }
+        // Every `\` now starts a `\n`: a piece after one starts with its `n`.
+        let lines = if body.is_empty() { 0 } else { usize::MAX };
+        let pieces = body.strip_suffix("\\n").unwrap_or(body).split('\\');
+        Some(pieces.enumerate().map(|(i, piece)| if i == 0 { piece } else { &piece[1..] }).take(lines))
+    }
 }
 
 /// The JSON string `raw` (quotes included) unescaped: borrowed when it has
@@ -435,6 +458,25 @@ mod tests {
             let theirs = serde_json::from_str::<String>(&raw);
             let ours = unescaped(&raw);
             proptest::prop_assert_eq!(ours.as_deref().ok(), theirs.as_deref().ok(), "{:?}", raw);
+        }
+
+        #[test]
+        fn lines_read_in_place_are_those_of_the_unescaped_text(text in "[a\\\\\n\r\"\u{e9} ]{0,30}", plain in "[ab\n\u{e9} ]{0,30}") {
+            // Read in place exactly when `\n` is the only escape, and then
+            // the lines of the unescaped text.
+            for text in [text, plain] {
+                let raw = serde_json::to_string(&text).unwrap();
+                let json = JsonString::from_raw(&raw).unwrap();
+                let want: Vec<&str> = crate::text::lines_with_endings(&text).map(crate::text::strip_ending).collect();
+                let only_newlines = !raw[1..raw.len() - 1].replace("\\n", "").contains('\\');
+                match json.plain_lines() {
+                    Some(lines) => {
+                        proptest::prop_assert!(only_newlines, "{:?}", raw);
+                        proptest::prop_assert_eq!(lines.collect::<Vec<_>>(), want, "{:?}", raw);
+                    }
+                    None => proptest::prop_assert!(!only_newlines, "{:?}", raw),
+                }
+            }
         }
 
         #[test]

@@ -81,6 +81,18 @@ fn value_of(node: &Node<'_>) -> Value {
 /// `bool` says so), and a string that had them is kept as its lines.
 fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
     if let Some(json) = JsonString::from_raw(raw.text) {
+        // Most new texts have no escape but `\n`: their lines are read where
+        // the reply wrote them, with no unescaped copy.
+        let stripped = json.plain_lines().map(strip_copied_prefixes);
+        if let Some(stripped) = stripped {
+            return Ok(match stripped {
+                Some(stripped) => (NewText::Lines(stripped), true),
+                None => {
+                    let lines = json.line_count() as u32;
+                    (NewText::Json { json, lines }, false)
+                }
+            });
+        }
         let text = json.decoded()?;
         let lines = lines_with_endings(&text).map(strip_ending);
         return Ok(match strip_copied_prefixes(lines) {
