@@ -22,7 +22,12 @@ fn is_diff_info(info: &str) -> bool {
 
 /// Whether a line is a SEARCH/REPLACE marker (the editblock format's).
 pub(crate) fn is_block_marker(line: &str) -> bool {
-    let t = line.trim();
+    // Asked of every line of a reply: most are turned down by their first
+    // character, before any character of the rest is looked at.
+    let t = agent_apply_sdk::text::trim(line);
+    if !matches!(t.as_bytes().first(), Some(b'<' | b'>')) {
+        return false;
+    }
     let run = |ch: char| t.chars().take_while(|&c| c == ch).count() >= 5;
     (run('<') && t.trim_start_matches('<').trim().eq_ignore_ascii_case("SEARCH"))
         || (run('>') && t.trim_start_matches('>').trim().eq_ignore_ascii_case("REPLACE"))

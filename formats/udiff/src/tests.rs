@@ -354,3 +354,17 @@ fn outcomes_count_the_candidates_of_each_level() {
     let counts: Vec<(&str, u32)> = matched.candidates.iter().map(|c| (c.level.as_str(), c.count)).collect();
     assert_eq!(counts, [("exact", 0), ("trailing-whitespace", 0), ("leading-whitespace", 1)]);
 }
+
+proptest! {
+    /// The first-character shortcut of `is_block_marker` answers as the rule
+    /// written out: a trimmed run of five or more `<` before `SEARCH`, or
+    /// of `>` before `REPLACE`, any case.
+    #[test]
+    fn block_markers_are_told_as_the_rule_says(line in "[ \t\u{a0}]{0,2}(<{3,7}|>{3,7}|={0,7}|x)[<>]?[ ]?(SEARCH|search|REPLACE|Replace|x)?[ \u{3000}]{0,2}") {
+        let t = line.trim();
+        let run = |ch: char| t.chars().take_while(|&c| c == ch).count() >= 5;
+        let rule = (run('<') && t.trim_start_matches('<').trim().eq_ignore_ascii_case("SEARCH"))
+            || (run('>') && t.trim_start_matches('>').trim().eq_ignore_ascii_case("REPLACE"));
+        prop_assert_eq!(parse::is_block_marker(&line), rule, "{:?}", line);
+    }
+}
