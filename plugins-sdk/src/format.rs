@@ -148,7 +148,7 @@ pub trait Format: Send + Sync {
     /// Confidence (0.0–1.0) that `reply` is in this format. By default 0.5
     /// when the reply holds one of `info().detect_hints`, else 0.0.
     fn detect(&self, reply: &str) -> f32 {
-        let hinted = self.info().detect_hints.iter().any(|hint| reply.contains(hint.as_str()));
+        let hinted = self.info().detect_hints.iter().any(|hint| crate::text::contains(reply, hint));
         if hinted { 0.5 } else { 0.0 }
     }
 
