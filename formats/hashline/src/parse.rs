@@ -7,7 +7,7 @@ use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, offset_in, strip_ending};
+use agent_apply_sdk::text::{joined_lines, lines_with_endings, offset_in, strip_ending};
 use serde_json::Value;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
@@ -83,23 +83,14 @@ fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
     if let Some(json) = JsonString::from_raw(raw.text) {
         // Most new texts have no escape but `\n`: their lines are read where
         // the reply wrote them, with no unescaped copy.
-        let stripped = json.plain_lines().map(strip_copied_prefixes);
-        if let Some(stripped) = stripped {
-            return Ok(match stripped {
-                Some(stripped) => (NewText::Lines(stripped), true),
-                None => {
-                    let lines = json.line_count() as u32;
-                    (NewText::Json { json, lines }, false)
-                }
-            });
-        }
-        let text = json.decoded()?;
-        let lines = lines_with_endings(&text).map(strip_ending);
-        return Ok(match strip_copied_prefixes(lines) {
+        let stripped = match json.plain_lines() {
+            Some(lines) => strip_copied_prefixes(lines),
+            None => strip_copied_prefixes(lines_with_endings(&json.decoded()?).map(strip_ending)),
+        };
+        return Ok(match stripped {
             Some(stripped) => (NewText::Lines(stripped), true),
             None => {
-                let lines = line_count(&text) as u32;
-                drop(text);
+                let lines = json.line_count() as u32;
                 (NewText::Json { json, lines }, false)
             }
         });
