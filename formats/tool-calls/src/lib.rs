@@ -119,24 +119,30 @@ impl Action<Text> {
 }
 
 impl Action<Text> {
-    /// One line for humans, written after `prefix` (one string per edit).
-    pub fn summary(&self, prefix: &str) -> String {
-        use std::fmt::Write;
-        let mut out = String::with_capacity(prefix.len() + 40);
-        out.push_str(prefix);
-        let _ = match self {
-            Action::Replace(r) if r.old.is_empty() => write!(out, "create a file of {}", LineCount(r.new.line_count())),
+    /// One line for humans, written into the edit's summary (no string of
+    /// its own).
+    pub fn summary(&self) -> impl std::fmt::Display + '_ {
+        ActionSummary(self)
+    }
+}
+
+/// What [`Action::summary`] writes.
+struct ActionSummary<'a>(&'a Action<Text>);
+
+impl std::fmt::Display for ActionSummary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Action::Replace(r) if r.old.is_empty() => write!(f, "create a file of {}", LineCount(r.new.line_count())),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                write!(out, "replace {} with {}{all}", LineCount(r.old.line_count()), r.new.line_count())
+                write!(f, "replace {} with {}{all}", LineCount(r.old.line_count()), r.new.line_count())
             }
-            Action::MultiEdit { edits } => write!(out, "{} replacements in order", edits.len()),
+            Action::MultiEdit { edits } => write!(f, "{} replacements in order", edits.len()),
             Action::Insert { after_line, text } => {
-                write!(out, "insert {} after line {after_line}", LineCount(text.line_count()))
+                write!(f, "insert {} after line {after_line}", LineCount(text.line_count()))
             }
-            Action::Write { content, .. } => write!(out, "write the whole file ({})", LineCount(content.line_count())),
-        };
-        out
+            Action::Write { content, .. } => write!(f, "write the whole file ({})", LineCount(content.line_count())),
+        }
     }
 }
 

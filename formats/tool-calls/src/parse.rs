@@ -134,7 +134,7 @@ impl<'r> Reader<'r> {
         match read_call(&fields) {
             Ok(Found::Edit { path, tool, action }) => {
                 let path = repo_relative(&path, self.root);
-                let summary = action.summary(&format!("{tool}: "));
+                let summary = format!("{tool}: {}", action.summary());
                 self.out.edits.push(ParsedEdit {
                     path,
                     related_paths: Vec::new(),
