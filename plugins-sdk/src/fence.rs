@@ -1,6 +1,6 @@
 //! Fenced code blocks (```` ``` ```` or `~~~`, three or more) as models write them.
 
-use crate::text::{lines_with_endings, strip_ending};
+use crate::text::strip_ending;
 
 /// A fenced code block in a reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +47,34 @@ pub fn opening_info(line: &str) -> Option<&str> {
     fence_marker(strip_ending(line)).map(|(_, _, info)| info)
 }
 
+/// The fence lines of `text`, in order: where each starts, the offset just
+/// past it, and its marker. They are found from the fence characters, not
+/// line by line: a megabyte reply has a few fences among its thousands of
+/// lines, and every format looks for them.
+fn fence_lines(text: &str) -> impl Iterator<Item = (usize, usize, (u8, usize, &str))> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(found) = memchr::memchr2(b'`', b'~', &bytes[from..]) {
+            let at = from + found;
+            from = at + 1;
+            // A fence character opens a fence line only if at most three
+            // spaces stand before it on its line.
+            let indent = bytes[..at].iter().rev().take(4).take_while(|&&b| b == b' ').count();
+            let line_start = at - indent;
+            if indent > 3 || (line_start > 0 && bytes[line_start - 1] != b'\n') {
+                continue;
+            }
+            // Any later fence character on this line has text before it.
+            from = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+            if let Some(marker) = fence_marker(strip_ending(&text[line_start..from])) {
+                return Some((line_start, from, marker));
+            }
+        }
+        None
+    })
+}
+
 /// All top-level fenced blocks of `text`, in order.
 ///
 /// A block closes at a bare fence of the same character at least as long as
@@ -56,19 +84,15 @@ pub fn opening_info(line: &str) -> Option<&str> {
 /// fences in file content do not end the outer block early.
 pub fn fenced_blocks(text: &str) -> Vec<Fence<'_>> {
     let mut blocks = Vec::new();
-    let mut offset = 0;
     let mut open: Option<(u8, usize, &str, usize, usize)> = None; // ch, len, info, start, body_start
     let mut depth = 0usize;
-    for line in lines_with_endings(text) {
-        let line_start = offset;
-        offset += line.len();
-        let marker = fence_marker(strip_ending(line));
-        match (open, marker) {
-            (None, Some((ch, len, info))) => {
-                open = Some((ch, len, info, line_start, offset));
+    for (line_start, line_end, (c, l, i)) in fence_lines(text) {
+        match open {
+            None => {
+                open = Some((c, l, i, line_start, line_end));
                 depth = 0;
             }
-            (Some((ch, len, info, start, body_start)), Some((c, l, i))) if c == ch => {
+            Some((ch, len, info, start, body_start)) if c == ch => {
                 if i.is_empty() && l >= len {
                     if depth == 0 {
                         blocks.push(Fence {
@@ -77,7 +101,7 @@ pub fn fenced_blocks(text: &str) -> Vec<Fence<'_>> {
                             start,
                             body_start,
                             body_end: line_start,
-                            end: offset,
+                            end: line_end,
                             closed: true,
                         });
                         open = None;
@@ -88,7 +112,7 @@ pub fn fenced_blocks(text: &str) -> Vec<Fence<'_>> {
                     depth += 1;
                 }
             }
-            _ => {}
+            Some(_) => {}
         }
     }
     if let Some((_, _, info, start, body_start)) = open {
@@ -129,7 +153,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The fence lines by definition: every line, one at a time.
+    fn fence_lines_one_by_one(text: &str) -> Vec<(usize, usize, (u8, usize, &str))> {
+        let mut offset = 0;
+        crate::text::lines_with_endings(text)
+            .filter_map(|line| {
+                let start = offset;
+                offset += line.len();
+                fence_marker(strip_ending(line)).map(|marker| (start, offset, marker))
+            })
+            .collect()
+    }
+
     proptest! {
+        #[test]
+        fn fence_lines_are_the_lines_with_a_fence_marker(
+            text in "(( {0,5}|x|\t|\r)?([`~]{1,5}|``` ```|~~~ ``)[a-z`~ ]{0,3}\r?\n|code `x`\n|a\n|\n|[ `~]{0,4}){0,30}",
+        ) {
+            prop_assert_eq!(fence_lines(&text).collect::<Vec<_>>(), fence_lines_one_by_one(&text));
+        }
+
         #[test]
         fn inside_body_agrees_with_a_scan_of_the_blocks(text in "(```[a-z]{0,2}\n|~~~\n|x\n|\n){0,40}") {
             let blocks = fenced_blocks(&text);
