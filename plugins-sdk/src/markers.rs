@@ -4,7 +4,11 @@
 //! leftover of another format (`whole` refuses to write them, the host
 //! reports reply lines holding one that no format read).
 
-use crate::text::{is_blank, lines_with_endings, strip_ending};
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
+use crate::text::{is_blank, newline_count, strip_ending};
 
 /// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
 /// if it is one.
@@ -63,12 +67,49 @@ fn marker_of(line: &str) -> Option<&'static str> {
     None
 }
 
+/// Text that every marker line holds (see `marker_of`): a run of five `<`,
+/// `>`, `-` or `+` holds three, diff and patch headers start with `---`,
+/// `+++`, `@@` or `***`, and a git diff with its own header.
+const MARKER_CORES: &[&str] = &["<<<<<", ">>>>>", "---", "+++", "@@", "***", "diff --git "];
+
 /// The first line of `text` (1-based) holding an edit marker, with the
 /// format that writes it.
+///
+/// Only lines holding a [`MARKER_CORES`] text can be markers, so they are
+/// found by searching for those, not line by line: a megabyte file or
+/// reply has few of them.
 pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
-    lines_with_endings(text)
-        .enumerate()
-        .find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)))
+    static FINDERS: LazyLock<Vec<Finder<'static>>> = LazyLock::new(|| MARKER_CORES.iter().map(Finder::new).collect());
+    let mut first: Option<(usize, &'static str)> = None;
+    for finder in FINDERS.iter() {
+        // A marker line before the first found so far ends before it starts.
+        let limit = first.map_or(text.len(), |(start, _)| start);
+        if let Some(found) = first_marker_holding(text, limit, finder) {
+            first = Some(found);
+        }
+    }
+    first.map(|(start, format)| (newline_count(&text[..start]) as u32 + 1, format))
+}
+
+/// The start of the first marker line of `text[..limit]` that holds what
+/// `finder` looks for, with its format.
+fn first_marker_holding(text: &str, limit: usize, finder: &Finder<'_>) -> Option<(usize, &'static str)> {
+    let bytes = text.as_bytes();
+    // Always the start of a line: the search goes on past each line it read.
+    let mut from = 0;
+    while let Some(found) = finder.find(&bytes[from..limit]) {
+        let at = from + found;
+        let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+        if let Some(format) = edit_marker(&text[start..end]) {
+            return Some((start, format));
+        }
+        if end >= limit {
+            break;
+        }
+        from = end;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -105,6 +146,20 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn first_marker_is_the_first_line_holding_one(lines in proptest::collection::vec(proptest::sample::select(vec![
+            "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "------- SEARCH\n", "+++++++ REPLACE\r\n",
+            "@@ -1 +1 @@\n", "@@ not a hunk\n", "diff --git a/x b/x\n", "--- a/x\n", "+++ b/x\n",
+            "*** Begin Patch\n", "*** note\n", "--- \n", "x <<<<<<< y\n", "  \u{a0}<<<<<<< SEARCH\n",
+            "<<<< SEARCH\n", ">>>>>>>>>> REPLACE\n", "a --- b +++ c\n", "code\n", "\n", ">>>>>>> REPLACE",
+        ]), 0..12)) {
+            let text = lines.concat();
+            let one_by_one = crate::text::lines_with_endings(&text)
+                .enumerate()
+                .find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)));
+            proptest::prop_assert_eq!(first_marker(&text), one_by_one);
+        }
+
         #[test]
         fn the_quick_look_passes_every_marker(
             indent in 0usize..40,

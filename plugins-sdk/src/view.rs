@@ -1,7 +1,7 @@
 //! Views of a file for a model to read: chosen line ranges, merged, with `...`
 //! between the gaps.
 
-use crate::text::{lines_with_endings, split_bom, strip_ending};
+use crate::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use crate::types::LineRange;
 
 /// The version tag a view prints (`@3fa9c1`): 6 hex digits of the FNV-1a
@@ -27,7 +27,7 @@ pub fn tag_matches(tag: &str, content: &str) -> bool {
 /// The first line of a view: `PATH @TAG (N lines)`.
 pub fn view_header(path: &str, content: &str) -> String {
     let (_, body) = split_bom(content);
-    let count = lines_with_endings(body).count();
+    let count = line_count(body);
     let noun = if count == 1 { "line" } else { "lines" };
     format!("{path} @{} ({count} {noun})\n", version_tag(content))
 }

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blocks_at_once};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
 
 mod parse;
@@ -346,7 +346,7 @@ fn apply_block(
 
 /// A block whose SEARCH is empty: create the file, or append to it.
 fn create_or_append(workspace: &mut Workspace, path: &str, replace: &str) -> Result<Applied, EditFailure> {
-    let added = lines_with_endings(replace).count();
+    let added = line_count(replace);
     match workspace.read(path) {
         None => {
             workspace.write(path, TextStyle::default().restyle(replace));

@@ -24,7 +24,7 @@ use std::fmt;
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::matching::LadderOptions;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{contains, find_all, lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{contains, find_all, line_count, lines_with_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -79,8 +79,8 @@ impl Operation {
             Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", LineCount(n(text))),
             Operation::Replace { old_text, new_text } => format!(
                 "replace {} of text with {}",
-                LineCount(lines_with_endings(old_text).count()),
-                lines_with_endings(new_text).count()
+                LineCount(line_count(old_text)),
+                line_count(new_text)
             ),
         }
     }
@@ -105,7 +105,7 @@ impl NewLines {
 
     /// The lines of `text`, without their endings.
     pub fn of_text(text: &str) -> Self {
-        let mut lines = NewLines::with_capacity(text.len(), agent_apply_sdk::text::line_count(text));
+        let mut lines = NewLines::with_capacity(text.len(), line_count(text));
         lines_with_endings(text).for_each(|line| lines.push(strip_ending(line)));
         lines
     }

@@ -18,7 +18,7 @@
 
 use agent_apply_sdk::fence::fenced_blocks;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
 
 pub mod apply;
@@ -253,7 +253,7 @@ impl Format for UnifiedDiff {
         }
         let markdown = [".md", ".markdown", ".rst", ".txt"].iter().any(|ext| lower.ends_with(ext));
         let (_, body) = split_bom(&file.content);
-        let mut fenced = vec![false; lines_with_endings(body).count() + 1];
+        let mut fenced = vec![false; line_count(body) + 1];
         if markdown {
             let map = SourceMap::new(body);
             for block in fenced_blocks(body) {
@@ -335,7 +335,7 @@ fn create(workspace: &mut Workspace, patch: &FilePatch) -> Result<Applied, EditF
         )
         .with_hint("to change an existing file, use `--- a/PATH` with hunks of its current lines")),
         None => {
-            let lines = lines_with_endings(&content).count();
+            let lines = line_count(&content);
             workspace.write(path, content);
             Ok(Applied { message: format!("created {path} ({})", LineCount(lines)), lines: None, applied_path: None })
         }
@@ -356,7 +356,7 @@ fn delete(workspace: &mut Workspace, patch: &FilePatch, strict: bool) -> Result<
         return Err(EditFailure::new(FailureKind::NotFound, format!("the diff deletes {path} {at}, but {why}"))
             .with_hint("make sure the diff deletes the right file, with its current lines"));
     }
-    let lines = lines_with_endings(existing).count() as u32;
+    let lines = line_count(existing) as u32;
     workspace.delete(path);
     workspace.note_match(MatchInfo::at("whole-file"));
     Ok(Applied { message: format!("deleted {path}"), lines: Some(LineRange::new(1, lines)), applied_path: None })

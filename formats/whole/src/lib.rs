@@ -11,7 +11,7 @@ use agent_apply_sdk::fragment::{Fragment, fragment_of};
 use agent_apply_sdk::markers::first_marker;
 use agent_apply_sdk::paths::{path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::lines_with_endings;
+use agent_apply_sdk::text::line_count;
 use serde::{Deserialize, Serialize};
 
 #[derive(Default)]
@@ -141,7 +141,7 @@ impl Format for Whole {
                     ),
                 );
             }
-            let lines = lines_with_endings(block.body).count();
+            let lines = line_count(block.body);
             parsed.edits.push(ParsedEdit {
                 path,
                 related_paths: Vec::new(),
@@ -193,27 +193,23 @@ impl Format for Whole {
         }
         let style = original.map(TextStyle::detect).unwrap_or_default();
         let content = style.restyle(&edit.op.content);
-        let new_lines = lines_with_endings(&content).count() as u32;
+        let new_lines = line_count(&content);
+        let old_lines = original.map_or(0, line_count);
         let message = match original {
-            None => format!("created {path} ({})", LineCount(new_lines as usize)),
+            None => format!("created {path} ({})", LineCount(new_lines)),
             Some(old) if old == content => format!("{path} already had these contents"),
-            Some(old) if content.is_empty() || content == "\u{feff}" => {
-                let old_lines = lines_with_endings(old).count();
+            Some(_) if content.is_empty() || content == "\u{feff}" => {
                 return Err(EditFailure::new(
                     FailureKind::Forbidden,
                     format!("an empty block would erase all {old_lines} lines of {path}"),
                 )
                 .with_hint("send the file's complete new contents; to delete a file, say so in prose"));
             }
-            Some(old) => {
-                let old_lines = lines_with_endings(old).count();
-                format!("replaced {path}: {old_lines} lines before, {new_lines} now")
-            }
+            Some(_) => format!("replaced {path}: {old_lines} lines before, {new_lines} now"),
         };
-        let old_lines = original.map_or(0, |old| lines_with_endings(old).count() as u32);
         workspace.write(path, content);
         workspace.note_match(MatchInfo::at("whole-file"));
-        Ok(Applied { message, lines: (old_lines > 0).then(|| LineRange::new(1, old_lines)), applied_path: None })
+        Ok(Applied { message, lines: (old_lines > 0).then(|| LineRange::new(1, old_lines as u32)), applied_path: None })
     }
 
     fn lint(&self, file: &File) -> Vec<Diagnostic> {
