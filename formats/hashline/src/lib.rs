@@ -77,11 +77,9 @@ impl Operation {
                 format!("replace lines {start}..{end} with {}", LineCount(n(new_text)))
             }
             Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", LineCount(n(text))),
-            Operation::Replace { old_text, new_text } => format!(
-                "replace {} of text with {}",
-                LineCount(line_count(old_text)),
-                line_count(new_text)
-            ),
+            Operation::Replace { old_text, new_text } => {
+                format!("replace {} of text with {}", LineCount(line_count(old_text)), line_count(new_text))
+            }
         }
     }
 }
