@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
-use crate::text::{is_blank, newline_count, strip_ending};
+use crate::text::{leading_blanks, newline_count, strip_ending};
 
 /// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
 /// if it is one.
@@ -22,16 +22,11 @@ pub fn edit_marker(line: &str) -> Option<&'static str> {
 /// lines are common and are not worth a closer look.
 fn may_be_marker(line: &str) -> bool {
     // Lines of spaces are common (the host blanks what a format read, to
-    // look for markers in the rest): skipped a chunk at a time.
-    let mut bytes = line.as_bytes();
-    while let Some((chunk, rest)) = bytes.split_first_chunk::<16>()
-        && *chunk == [b' '; 16]
-    {
-        bytes = rest;
-    }
-    let Some(first) = bytes.iter().position(|&b| !is_blank(b)) else { return false };
-    let rest = &bytes[first..];
-    match rest[0] {
+    // look for markers in the rest): `leading_blanks` skips them in chunks.
+    let bytes = line.as_bytes();
+    let rest = &bytes[leading_blanks(bytes)..];
+    let Some(&first) = rest.first() else { return false };
+    match first {
         // Runs of five or more (`<<<<<<< SEARCH`, `------- SEARCH`), or
         // three (`--- a/`, `+++ b/`, `*** Begin Patch`).
         b @ (b'<' | b'>') => rest.starts_with(&[b; 5]),

@@ -100,8 +100,8 @@ impl<'a> Iterator for LinesWithEndings<'a> {
 /// replies and files.
 pub fn trim(text: &str) -> &str {
     let bytes = text.as_bytes();
-    let start = bytes.iter().position(|&b| !is_blank(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|&b| !is_blank(b)).map_or(start, |i| i + 1);
+    let start = leading_blanks(bytes);
+    let end = bytes[start..].iter().rposition(|&b| !is_blank(b)).map_or(start, |i| start + i + 1);
     if start < end && (bytes[start] >= 0x80 || bytes[end - 1] >= 0x80) {
         // Unicode white space may stand past the ASCII blanks.
         return text.trim();
@@ -112,11 +112,24 @@ pub fn trim(text: &str) -> &str {
 /// `text.trim_start()`, byte by byte while the text starts in ASCII (as
 /// [`trim`]): every line of a reply or file is asked where it starts.
 pub fn trim_start(text: &str) -> &str {
-    match text.bytes().position(|b| !is_blank(b)) {
-        Some(start) if text.as_bytes()[start] < 0x80 => &text[start..],
+    let start = leading_blanks(text.as_bytes());
+    match text.as_bytes().get(start) {
+        Some(&byte) if byte < 0x80 => &text[start..],
         None => "",
         Some(_) => text.trim_start(),
     }
+}
+
+/// How many ASCII blanks `bytes` starts with. Indentation is mostly spaces:
+/// they are skipped eight at a time.
+pub(crate) fn leading_blanks(bytes: &[u8]) -> usize {
+    let mut start = 0;
+    while let Some(chunk) = bytes[start..].first_chunk::<8>()
+        && *chunk == [b' '; 8]
+    {
+        start += 8;
+    }
+    start + bytes[start..].iter().position(|&b| !is_blank(b)).unwrap_or(bytes.len() - start)
 }
 
 /// Whether `byte` is one of the ASCII characters `char::is_whitespace`
@@ -481,8 +494,9 @@ mod tests {
         }
 
         #[test]
-        fn trim_is_str_trim(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}é]{0,8}") {
+        fn trim_is_str_trim(text in "( {0,20}[ \t\n\x0b\x0c\ra\u{a0}\u{2003}é]{0,8}){0,3}") {
             prop_assert_eq!(trim(&text), text.trim());
+            prop_assert_eq!(trim_start(&text), text.trim_start());
         }
 
         #[test]
