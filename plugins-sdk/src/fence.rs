@@ -129,15 +129,6 @@ pub fn fenced_blocks(text: &str) -> Vec<Fence<'_>> {
     blocks
 }
 
-/// Whether byte `at` of the text lies strictly inside the body of one of
-/// `blocks` (as [`fenced_blocks`] gives them: in order, apart), past its
-/// first byte. A binary search: a reply of thousands of blocks asks this
-/// for every line, and a scan of the blocks per line was quadratic.
-pub fn inside_body(blocks: &[Fence<'_>], at: usize) -> bool {
-    let before = blocks.partition_point(|b| b.body_start < at);
-    before > 0 && at < blocks[before - 1].body_end
-}
-
 /// Whether an info string names a shell language: the block holds commands
 /// to run, not file contents.
 pub fn is_shell_info(info: &str) -> bool {
@@ -171,15 +162,6 @@ mod tests {
             text in "(( {0,5}|x|\t|\r)?([`~]{1,5}|``` ```|~~~ ``)[a-z`~ ]{0,3}\r?\n|code `x`\n|a\n|\n|[ `~]{0,4}){0,30}",
         ) {
             prop_assert_eq!(fence_lines(&text).collect::<Vec<_>>(), fence_lines_one_by_one(&text));
-        }
-
-        #[test]
-        fn inside_body_agrees_with_a_scan_of_the_blocks(text in "(```[a-z]{0,2}\n|~~~\n|x\n|\n){0,40}") {
-            let blocks = fenced_blocks(&text);
-            for at in 0..=text.len() {
-                let scanned = blocks.iter().any(|b| at > b.body_start && at < b.body_end);
-                prop_assert_eq!(inside_body(&blocks, at), scanned, "at {}", at);
-            }
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
-use crate::text::{leading_blanks, newline_count, strip_ending};
+use crate::text::{leading_blanks, lines_found, newline_count, strip_ending};
 
 /// The format whose marker `line` is (`editblock`, `udiff`, `apply-patch`),
 /// if it is one.
@@ -78,33 +78,13 @@ pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
     let mut first: Option<(usize, &'static str)> = None;
     for finder in FINDERS.iter() {
         // A marker line before the first found so far ends before it starts.
-        let limit = first.map_or(text.len(), |(start, _)| start);
-        if let Some(found) = first_marker_holding(text, limit, finder) {
+        let before = &text[..first.map_or(text.len(), |(start, _)| start)];
+        if let Some(found) = lines_found(before, finder).find_map(|(start, line)| edit_marker(line).map(|f| (start, f)))
+        {
             first = Some(found);
         }
     }
     first.map(|(start, format)| (newline_count(&text[..start]) as u32 + 1, format))
-}
-
-/// The start of the first marker line of `text[..limit]` that holds what
-/// `finder` looks for, with its format.
-fn first_marker_holding(text: &str, limit: usize, finder: &Finder<'_>) -> Option<(usize, &'static str)> {
-    let bytes = text.as_bytes();
-    // Always the start of a line: the search goes on past each line it read.
-    let mut from = 0;
-    while let Some(found) = finder.find(&bytes[from..limit]) {
-        let at = from + found;
-        let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
-        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
-        if let Some(format) = edit_marker(&text[start..end]) {
-            return Some((start, format));
-        }
-        if end >= limit {
-            break;
-        }
-        from = end;
-    }
-    None
 }
 
 #[cfg(test)]

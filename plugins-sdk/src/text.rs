@@ -1,6 +1,8 @@
 //! Lines that keep their endings, and a file's text style (BOM, CRLF or LF,
 //! final newline), so edits change exactly the bytes they mean to.
 
+use memchr::memmem::Finder;
+
 /// The byte-order mark some editors put at the start of UTF-8 files.
 pub const BOM: char = '\u{feff}';
 
@@ -16,6 +18,38 @@ pub fn lines_with_endings(text: &str) -> LinesWithEndings<'_> {
 /// `str::match_indices` on the large files a format searches once per edit.
 pub fn find_all<'h>(haystack: &'h str, needle: &str) -> impl Iterator<Item = usize> + 'h {
     memchr::memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).into_owned()
+}
+
+/// The lines of `text` that hold `needle` (which holds no line break),
+/// each once, with the offset where each starts; lines keep their endings,
+/// as [`lines_with_endings`] gives them. Found by a SIMD search for
+/// `needle`, not line by line: a format looking for a rare marker in a
+/// megabyte reply reads only the lines around each occurrence.
+pub fn lines_holding<'t>(text: &'t str, needle: &str) -> impl Iterator<Item = (usize, &'t str)> + 't {
+    debug_assert!(!needle.contains('\n'), "a needle across lines: {needle:?}");
+    let finder = Finder::new(needle).into_owned();
+    let mut from = 0;
+    std::iter::from_fn(move || next_line_holding(text, &mut from, &finder))
+}
+
+/// [`lines_holding`] with a finder made once, for needles searched in many texts.
+pub(crate) fn lines_found<'t>(text: &'t str, finder: &Finder<'_>) -> impl Iterator<Item = (usize, &'t str)> {
+    let mut from = 0;
+    std::iter::from_fn(move || next_line_holding(text, &mut from, finder))
+}
+
+/// The next line of `text` at or past `*from` (a line start) that holds
+/// what `finder` looks for; `*from` moves past it.
+fn next_line_holding<'t>(text: &'t str, from: &mut usize, finder: &Finder<'_>) -> Option<(usize, &'t str)> {
+    let bytes = text.as_bytes();
+    if *from >= bytes.len() {
+        return None;
+    }
+    let at = *from + finder.find(&bytes[*from..])?;
+    let start = memchr::memrchr(b'\n', &bytes[*from..at]).map_or(*from, |i| *from + i + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+    *from = end;
+    Some((start, &text[start..end]))
 }
 
 /// Byte offset of `inner`, a slice of `outer`, in `outer` (clamped to it):
@@ -497,6 +531,16 @@ mod tests {
         fn trim_is_str_trim(text in "( {0,20}[ \t\n\x0b\x0c\ra\u{a0}\u{2003}é]{0,8}){0,3}") {
             prop_assert_eq!(trim(&text), text.trim());
             prop_assert_eq!(trim_start(&text), text.trim_start());
+        }
+
+        #[test]
+        fn lines_holding_are_the_lines_that_hold_the_needle(text in "[ab\r\n]{0,40}", needle in "[ab]{0,3}") {
+            let mut offset = 0;
+            let one_by_one: Vec<(usize, &str)> = lines_with_endings(&text)
+                .map(|line| { offset += line.len(); (offset - line.len(), line) })
+                .filter(|(_, line)| line.contains(needle.as_str()))
+                .collect();
+            prop_assert_eq!(lines_holding(&text, &needle).collect::<Vec<_>>(), one_by_one);
         }
 
         #[test]

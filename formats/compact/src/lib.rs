@@ -61,6 +61,7 @@
 //! file (in reply order) reports `File 'PATH' has been updated. It now has N
 //! lines.`; the others report their old and new ranges.
 
+use agent_apply_sdk::fence::Fence;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
@@ -203,16 +204,7 @@ impl Format for Compact {
 
     fn detect(&self, reply: &str) -> f32 {
         let fences = agent_apply_sdk::fence::fenced_blocks(reply);
-        // A header deep inside a fenced block is file content (a whole file that
-        // mentions `path:N-M`), not an edit; the first body line still counts.
-        let mut at = 0;
-        let mut headers = 0;
-        for line in lines_with_endings(reply) {
-            if !agent_apply_sdk::fence::inside_body(&fences, at) && matches!(parse::header(line), Some(Ok(_))) {
-                headers += 1;
-            }
-            at += line.len();
-        }
+        let headers = headers_outside_bodies(reply, &fences);
         let blocks = fences.iter().filter(|b| matches!(parse::info_range(b.info), Some(Ok(_)))).count();
         if headers + blocks > 0 { 0.8 } else { 0.0 }
     }
@@ -298,6 +290,22 @@ pub fn numbered_view(path: &str, content: &str, ranges: &[LineRange]) -> String 
     let mut out = agent_apply_sdk::view::view_header(path, content);
     out.push_str(&render_ranges(content, ranges, |n, line| format!("{n}: {line}")));
     out
+}
+
+/// How many lines of `reply` are headers, not counting those deep inside
+/// a fenced block: there a header is file content (a whole file that
+/// mentions `path:N-M`), not an edit, though a body's first line still
+/// counts. Only the lines between bodies and each body's first are read.
+fn headers_outside_bodies(reply: &str, fences: &[Fence<'_>]) -> usize {
+    let mut from = 0;
+    let mut headers = 0;
+    for body in fences.iter().map(|b| b.body_start..b.body_end).chain(std::iter::once(reply.len()..reply.len())) {
+        let first_line = lines_with_endings(&reply[body.clone()]).next();
+        let read = lines_with_endings(&reply[from..body.start]).chain(first_line);
+        headers += read.filter(|line| matches!(parse::header(line), Some(Ok(_)))).count();
+        from = body.end;
+    }
+    headers
 }
 
 agent_apply_sdk::export_format!(Compact);

@@ -1,7 +1,7 @@
 use agent_apply_sdk::Plugin;
 use agent_apply_sdk::types::*;
 
-use super::{Compact, numbered_view, version_tag};
+use super::{Compact, headers_outside_bodies, numbered_view, version_tag};
 
 fn opts(pairs: &[(&str, &str)]) -> Vec<OptionValue> {
     pairs.iter().map(|(k, v)| OptionValue { key: k.to_string(), value: v.to_string() }).collect()
@@ -478,5 +478,27 @@ mod properties {
             }).unwrap_or(content);
             prop_assert_eq!(got, want);
         }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn headers_are_counted_outside_fenced_bodies_and_on_their_first_lines(lines in proptest::collection::vec(
+        proptest::sample::select(vec!["src/a.rs:1-2\n", "b.py:3\n", "```\n", "```rust\n", "~~~\n", "x\n", "\n", "c.rs:4-5"]),
+        0..14,
+    )) {
+        let reply = lines.concat();
+        let fences = agent_apply_sdk::fence::fenced_blocks(&reply);
+        // By definition: every line, unless it starts past a body's first byte.
+        let mut at = 0;
+        let mut headers = 0;
+        for line in agent_apply_sdk::text::lines_with_endings(&reply) {
+            let inside = fences.iter().any(|b| at > b.body_start && at < b.body_end);
+            if !inside && matches!(super::parse::header(line), Some(Ok(_))) {
+                headers += 1;
+            }
+            at += line.len();
+        }
+        proptest::prop_assert_eq!(headers_outside_bodies(&reply, &fences), headers);
     }
 }

@@ -21,9 +21,12 @@ use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
 
+use crate::signs::Signs;
+
 pub mod apply;
 mod parse;
 mod parse_paths;
+mod signs;
 
 #[derive(Default)]
 pub struct UnifiedDiff;
@@ -189,22 +192,10 @@ impl Format for UnifiedDiff {
     }
 
     fn detect(&self, reply: &str) -> f32 {
-        let (mut git, mut numbered, mut bare_hunk, mut headers, mut minus) = (false, false, false, false, false);
-        for line in lines_with_endings(reply).map(strip_ending) {
-            if parse::is_block_marker(line) {
-                // SEARCH/REPLACE blocks, even inside a ```diff fence, are editblock's.
-                return 0.05;
-            }
-            if line.starts_with("diff --git ") {
-                git = true;
-            } else if parse::is_numbered_hunk_header(line) {
-                numbered = true;
-            } else if line.starts_with("@@") {
-                bare_hunk = true;
-            } else if line.starts_with("+++ ") && minus {
-                headers = true;
-            }
-            minus = line.starts_with("--- ");
+        let Signs { block_marker, git, numbered, bare_hunk, headers } = Signs::of(reply);
+        if block_marker {
+            // SEARCH/REPLACE blocks, even inside a ```diff fence, are editblock's.
+            return 0.05;
         }
         let diff_fence = fenced_blocks(reply).iter().any(|b| {
             let lang = b.info.split_whitespace().next().unwrap_or("");
