@@ -102,16 +102,7 @@ impl Format for EditBlock {
     }
 
     fn detect(&self, reply: &str) -> f32 {
-        let (mut search, mut divider, mut replace) = (false, false, false);
-        for line in lines_with_endings(reply) {
-            match parse::marker(line) {
-                Some(parse::Marker::Search) => search = true,
-                Some(parse::Marker::Divider) => divider = true,
-                Some(parse::Marker::Replace) => replace = true,
-                None => {}
-            }
-        }
-        match (search, divider, replace) {
+        match parse::markers_in(reply) {
             (true, true, true) => 0.9,
             (true, _, _) | (_, true, true) => 0.6,
             _ => 0.0,

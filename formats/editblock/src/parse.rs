@@ -4,7 +4,7 @@ use agent_apply_sdk::fence::{is_shell_info, opening_info};
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::source::IndexedLines;
-use agent_apply_sdk::text::strip_ending;
+use agent_apply_sdk::text::{lines_holding, strip_ending};
 
 use crate::Block;
 
@@ -48,6 +48,18 @@ pub(crate) fn marker(line: &str) -> Option<Marker> {
         return Some(Marker::Replace);
     }
     None
+}
+
+/// Which markers `reply` holds: (SEARCH, divider, REPLACE). Each is a run
+/// of five or more of one character, so only the lines holding such a run
+/// are read, not every line of a megabyte reply.
+pub(crate) fn markers_in(reply: &str) -> (bool, bool, bool) {
+    let holds = |run: &str, wanted: Marker| lines_holding(reply, run).any(|(_, line)| marker(line) == Some(wanted));
+    (
+        holds("<<<<<", Marker::Search) || holds("-----", Marker::Search),
+        holds("=====", Marker::Divider),
+        holds(">>>>>", Marker::Replace) || holds("+++++", Marker::Replace),
+    )
 }
 
 /// A fence line: its character, length and info string.

@@ -309,3 +309,27 @@ fn the_edits_are_sized_by_the_search_marker_lines_and_no_more_than_the_lines_all
     // Markers alone: a block needs three lines at least.
     assert_eq!(at_most(&"<<<<<<< SEARCH\n".repeat(30)), 10);
 }
+
+proptest! {
+    #[test]
+    fn the_markers_found_are_those_of_the_lines_read_one_by_one(lines in proptest::collection::vec(
+        proptest::sample::select(vec![
+            "<<<<<<< SEARCH\n", "======= \n", ">>>>>>> REPLACE\n", "------- SEARCH\r\n", "+++++++ REPLACE\n",
+            "  <<<<<<< SEARCH>\n", "<<<< SEARCH\n", "x <<<<<<< SEARCH\n", "==========\n", "=====x\n", "---------- \n",
+            "+++++ replace", "code\n", "\n",
+        ]),
+        0..8,
+    )) {
+        let reply = lines.concat();
+        let mut one_by_one = (false, false, false);
+        for line in agent_apply_sdk::text::lines_with_endings(&reply) {
+            match crate::parse::marker(line) {
+                Some(crate::parse::Marker::Search) => one_by_one.0 = true,
+                Some(crate::parse::Marker::Divider) => one_by_one.1 = true,
+                Some(crate::parse::Marker::Replace) => one_by_one.2 = true,
+                None => {}
+            }
+        }
+        prop_assert_eq!(crate::parse::markers_in(&reply), one_by_one);
+    }
+}
