@@ -9,8 +9,9 @@ use std::ops::Range;
 use std::time::Instant;
 
 use agent_apply_sdk::KEEP_PAYLOADS;
-use agent_apply_sdk::markers::edit_marker;
+use agent_apply_sdk::markers::{edit_marker, marker_candidates};
 use agent_apply_sdk::source::SourceMap;
+use agent_apply_sdk::text::newline_count;
 use agent_apply_sdk::types::{
     ApplyOutput, Change, Diagnostic, Edit, EditStatus, File, OptionValue, Outcome, ParseOutput, Severity, Span,
 };
@@ -217,19 +218,17 @@ fn blank(bytes: &mut [u8]) {
 }
 
 /// What `marker_lines(&masked(text, output))` gives, without the masked
-/// copy: only lines that a span touches are masked, one at a time.
+/// copy: only the lines that may hold a marker are read, and of those only
+/// the ones a span touches are masked, one at a time.
 fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
     let read = read_ranges(text, output);
-    let mut next = 0;
-    let mut offset = 0;
+    // The line count up to the last marker line found, from its start.
+    let (mut counted_to, mut line_index) = (0, 0);
     let mut lines = Vec::new();
-    for (index, piece) in text.split_inclusive('\n').enumerate() {
-        let (start, end) = (offset, offset + piece.len());
-        offset = end;
-        while next < read.len() && read[next].end <= start {
-            next += 1;
-        }
-        let mut touching = read[next..].iter().take_while(|range| range.start < end).peekable();
+    for (start, piece) in marker_candidates(text) {
+        let end = start + piece.len();
+        let after = read.partition_point(|range| range.end <= start);
+        let mut touching = read[after..].iter().take_while(|range| range.start < end).peekable();
         let marker = match touching.peek() {
             None => edit_marker(line_of(piece)),
             // Blanked whole (most lines of a reply a format read): no marker.
@@ -243,7 +242,9 @@ fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
             }
         };
         if marker.is_some() {
-            lines.push(index as u32 + 1);
+            line_index += newline_count(&text[counted_to..start]);
+            counted_to = start;
+            lines.push(line_index as u32 + 1);
         }
     }
     lines

@@ -67,6 +67,9 @@ fn marker_of(line: &str) -> Option<&'static str> {
 /// `+++`, `@@` or `***`, and a git diff with its own header.
 const MARKER_CORES: &[&str] = &["<<<<<", ">>>>>", "---", "+++", "@@", "***", "diff --git "];
 
+/// Searchers for [`MARKER_CORES`], made once.
+static FINDERS: LazyLock<Vec<Finder<'static>>> = LazyLock::new(|| MARKER_CORES.iter().map(Finder::new).collect());
+
 /// The first line of `text` (1-based) holding an edit marker, with the
 /// format that writes it.
 ///
@@ -74,7 +77,6 @@ const MARKER_CORES: &[&str] = &["<<<<<", ">>>>>", "---", "+++", "@@", "***", "di
 /// found by searching for those, not line by line: a megabyte file or
 /// reply has few of them.
 pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
-    static FINDERS: LazyLock<Vec<Finder<'static>>> = LazyLock::new(|| MARKER_CORES.iter().map(Finder::new).collect());
     let mut first: Option<(usize, &'static str)> = None;
     for finder in FINDERS.iter() {
         // A marker line before the first found so far ends before it starts.
@@ -85,6 +87,17 @@ pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
         }
     }
     first.map(|(start, format)| (newline_count(&text[..start]) as u32 + 1, format))
+}
+
+/// The lines of `text` that may hold an edit marker, in order, each once,
+/// with where each starts: the lines holding a [`MARKER_CORES`] text. No
+/// other line holds a marker, even with some of its bytes made spaces
+/// (the host blanks what a format read, then looks at the rest).
+pub fn marker_candidates(text: &str) -> Vec<(usize, &str)> {
+    let mut lines: Vec<(usize, &str)> = FINDERS.iter().flat_map(|finder| lines_found(text, finder)).collect();
+    lines.sort_unstable_by_key(|&(start, _)| start);
+    lines.dedup_by_key(|&mut (start, _)| start);
+    lines
 }
 
 #[cfg(test)]
@@ -133,6 +146,15 @@ mod tests {
                 .enumerate()
                 .find_map(|(index, line)| edit_marker(line).map(|format| (index as u32 + 1, format)));
             proptest::prop_assert_eq!(first_marker(&text), one_by_one);
+            let mut offset = 0;
+            let marker_lines: Vec<(usize, &str)> = crate::text::lines_with_endings(&text)
+                .map(|line| { offset += line.len(); (offset - line.len(), line) })
+                .filter(|(_, line)| edit_marker(line).is_some())
+                .collect();
+            let candidates = marker_candidates(&text);
+            proptest::prop_assert!(candidates.windows(2).all(|w| w[0].0 < w[1].0));
+            let found: Vec<(usize, &str)> = candidates.into_iter().filter(|(_, line)| edit_marker(line).is_some()).collect();
+            proptest::prop_assert_eq!(found, marker_lines);
         }
 
         #[test]
