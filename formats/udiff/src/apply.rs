@@ -132,9 +132,22 @@ pub(crate) struct Outcome {
     pub matched: MatchInfo,
 }
 
-fn label(hunk: &Hunk, path: &str) -> String {
-    let header = if hunk.header.trim().is_empty() { String::new() } else { format!(", `{}`", short(&hunk.header, 60)) };
-    format!("hunk {} of {path} (reply line {}{header})", hunk.number, hunk.reply_line)
+/// A hunk as messages name it: ``hunk 3 of src/x.rs (reply line 40, `fn main`)``.
+/// Written only into a message: most hunks place and need none.
+#[derive(Clone, Copy)]
+struct HunkLabel<'a> {
+    hunk: &'a Hunk,
+    path: &'a str,
+}
+
+impl std::fmt::Display for HunkLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "hunk {} of {} (reply line {}", self.hunk.number, self.path, self.hunk.reply_line)?;
+        if !self.hunk.header.trim().is_empty() {
+            write!(f, ", `{}`", short(&self.hunk.header, 60))?;
+        }
+        f.write_str(")")
+    }
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -169,7 +182,7 @@ fn level_note(level: Level) -> Option<&'static str> {
 
 /// Place one hunk in the file.
 fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Placed, EditFailure> {
-    let label = label(hunk, path);
+    let label = HunkLabel { hunk, path };
     let lines = hunk_lines(hunk);
     let (old, new) = (old_side(&lines), new_side(&lines));
     if strict {
@@ -232,13 +245,13 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
     split(hay, hunk, &lines, &label, &old)
 }
 
-fn failure(label: &str, kind: FailureKind, message: &str) -> EditFailure {
+fn failure(label: &HunkLabel<'_>, kind: FailureKind, message: &str) -> EditFailure {
     EditFailure::new(kind, format!("{label}: {message}"))
 }
 
 /// Strict mode: the header has line numbers, every line a marker, and the
 /// counts agree with the body.
-fn check_strict(hunk: &Hunk, label: &str, old: usize, new: usize) -> Result<(), EditFailure> {
+fn check_strict(hunk: &Hunk, label: &HunkLabel<'_>, old: usize, new: usize) -> Result<(), EditFailure> {
     if hunk.old_start.is_none() {
         return Err(failure(
             label,
@@ -270,7 +283,7 @@ fn check_strict(hunk: &Hunk, label: &str, old: usize, new: usize) -> Result<(), 
     Ok(())
 }
 
-fn ambiguous(label: &str, hunk: &Hunk, level: Level, starts: &[usize], len: usize) -> EditFailure {
+fn ambiguous(label: &HunkLabel<'_>, hunk: &Hunk, level: Level, starts: &[usize], len: usize) -> EditFailure {
     let how = if level == Level::Exact { String::new() } else { format!(" (matching {})", level.describe()) };
     let count = if starts.len() >= MATCH_LIMIT { format!("more than {MATCH_LIMIT}") } else { starts.len().to_string() };
     let numbers = match hunk.old_start {
@@ -288,7 +301,7 @@ fn ambiguous(label: &str, hunk: &Hunk, level: Level, starts: &[usize], len: usiz
     .at(LineRange::new(starts[0] as u32 + 1, (starts[0] + len.max(1)) as u32))
 }
 
-fn not_found(hay: &Haystack<'_>, label: &str, hunk: &Hunk, needle: &[&str], why: &str) -> EditFailure {
+fn not_found(hay: &Haystack<'_>, label: &HunkLabel<'_>, hunk: &Hunk, needle: &[&str], why: &str) -> EditFailure {
     let (closest, lines) = did_you_mean(hay, needle);
     let mut hint = hunk_opening(hunk);
     match closest {
@@ -358,7 +371,7 @@ fn split(
     hay: &Haystack<'_>,
     hunk: &Hunk,
     lines: &[HunkLine<'_>],
-    label: &str,
+    label: &HunkLabel<'_>,
     old: &[&str],
 ) -> Result<Placed, EditFailure> {
     let n = hay.len();
@@ -410,7 +423,7 @@ fn split(
 fn run_failure(
     hay: &Haystack<'_>,
     hunk: &Hunk,
-    label: &str,
+    label: &HunkLabel<'_>,
     old: &[&str],
     miss: RunMiss,
     first_line: u32,
@@ -444,7 +457,7 @@ fn check_dropped_context(
     lines: &[HunkLine<'_>],
     covered: &[bool],
     spans: &[Range<usize>],
-    label: &str,
+    label: &HunkLabel<'_>,
     old: &[&str],
 ) -> Result<(), EditFailure> {
     let n = hay.len();
