@@ -94,7 +94,7 @@ pub mod prelude {
     pub use crate::paths::path_before;
     pub use crate::reply_text::ReplyText;
     pub use crate::source::SourceMap;
-    pub use crate::text::{LineCount, TextStyle, lines_label};
+    pub use crate::text::{LineCount, LineSpan, TextStyle, lines_label};
     pub use crate::types::*;
     pub use crate::workspace::Workspace;
 }

@@ -99,6 +99,20 @@ impl std::fmt::Display for LineCount {
     }
 }
 
+/// `line 4` or `lines 4-9`: the lines from the first to the last (1-based,
+/// both included), written straight into a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineSpan(pub u32, pub u32);
+
+impl std::fmt::Display for LineSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            LineSpan(first, last) if first == last => write!(f, "line {first}"),
+            LineSpan(first, last) => write!(f, "lines {first}-{last}"),
+        }
+    }
+}
+
 /// How many `\n` bytes `text` holds (SIMD-counted: formats count them up
 /// to each match, in files of megabytes).
 pub fn newline_count(text: &str) -> usize {
@@ -541,6 +555,12 @@ mod tests {
                 .filter(|(_, line)| line.contains(needle.as_str()))
                 .collect();
             prop_assert_eq!(lines_holding(&text, &needle).collect::<Vec<_>>(), one_by_one);
+        }
+
+        #[test]
+        fn a_line_span_names_one_line_or_a_range(first in 0u32..99, len in 0u32..3) {
+            let expected = if len == 0 { format!("line {first}") } else { format!("lines {first}-{}", first + len) };
+            prop_assert_eq!(LineSpan(first, first + len).to_string(), expected);
         }
 
         #[test]

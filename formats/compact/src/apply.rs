@@ -2,6 +2,7 @@
 //! order, then one forward pass over the original lines.
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
@@ -351,18 +352,17 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>, new_lines: &New
 /// the lines its text now has (`new_start` on) after the edits above it.
 fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> String {
     let removed = (op.end + 1 - op.start) as usize;
-    let now = match added {
-        0 => String::new(),
-        1 => format!(", now line {new_start}"),
-        _ => format!(", now lines {new_start}-{}", new_start as usize + added - 1),
-    };
-    if op.is_insertion() {
-        format!("inserted {} before line {} of {path}{now}", LineCount(added), op.start)
+    let mut message = if op.is_insertion() {
+        format!("inserted {} before line {} of {path}", LineCount(added), op.start)
     } else if added == 0 {
-        format!("deleted lines {} of {path}", op.range_text())
+        format!("deleted lines {}-{} of {path}", op.start, op.end)
     } else {
-        format!("replaced lines {} of {path} ({}) with {}{now}", op.range_text(), LineCount(removed), LineCount(added))
+        format!("replaced lines {}-{} of {path} ({}) with {}", op.start, op.end, LineCount(removed), LineCount(added))
+    };
+    if added > 0 {
+        let _ = write!(message, ", now {}", LineSpan(new_start, new_start + added as u32 - 1));
     }
+    message
 }
 
 /// Every non-blank replacement line starts with `N: `, numbers in sequence.
@@ -478,7 +478,7 @@ fn repeated(file: &EditedFile<'_>, op: &RangeEdit, side: Neighbours, from: i64, 
         Neighbours::Below => ("ends", "below", op.start as i64, to),
     };
     let path = file.path;
-    let which = if from == to { format!("line {from}") } else { format!("lines {from}-{to}") };
+    let which = LineSpan(from as u32, to as u32);
     EditFailure::new(
         FailureKind::Stale,
         format!(

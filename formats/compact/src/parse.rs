@@ -138,12 +138,10 @@ fn is_blank(line: &str) -> bool {
 
 fn summary(range: &Range, count: usize) -> String {
     let (s, e) = (range.start, range.end);
-    let lines = LineCount;
-    let which = if s == e { format!("line {s}") } else { format!("lines {s}-{e}") };
     match (e < s, count) {
-        (true, n) => format!("insert {} before line {s}", lines(n)),
-        (false, 0) => format!("delete {which}"),
-        (false, n) => format!("replace {which} with {}", lines(n)),
+        (true, n) => format!("insert {} before line {s}", LineCount(n)),
+        (false, 0) => format!("delete {}", LineSpan(s, e)),
+        (false, n) => format!("replace {} with {}", LineSpan(s, e), LineCount(n)),
     }
 }
 

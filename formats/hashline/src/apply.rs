@@ -271,7 +271,7 @@ fn range_or_gap(p: &Plan) -> String {
 }
 
 fn range_text(r: LineRange) -> String {
-    if r.start == r.end { format!("line {}", r.start) } else { format!("lines {}-{}", r.start, r.end) }
+    LineSpan(r.start, r.end).to_string()
 }
 
 fn dedup_join(items: &[String]) -> String {
