@@ -218,14 +218,19 @@ fn blank(bytes: &mut [u8]) {
 }
 
 /// What `marker_lines(&masked(text, output))` gives, without the masked
-/// copy: only the lines that may hold a marker are read, and of those only
-/// the ones a span touches are masked, one at a time.
+/// copy: only the lines a format left some of are searched, of those only
+/// the ones that may hold a marker are read, and of those only the ones a
+/// span touches are masked, one at a time.
 fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
     let read = read_ranges(text, output);
     // The line count up to the last marker line found, from its start.
     let (mut counted_to, mut line_index) = (0, 0);
     let mut lines = Vec::new();
-    for (start, piece) in marker_candidates(text) {
+    let unread = unread_lines(text, &read);
+    let candidates = unread.iter().flat_map(|gap| {
+        marker_candidates(&text[gap.clone()]).into_iter().map(move |(start, piece)| (gap.start + start, piece))
+    });
+    for (start, piece) in candidates {
         let end = start + piece.len();
         let after = read.partition_point(|range| range.end <= start);
         let mut touching = read[after..].iter().take_while(|range| range.start < end).peekable();
@@ -248,6 +253,38 @@ fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
         }
     }
     lines
+}
+
+/// The lines of `text` that `read` (sorted, merged ranges) does not cover
+/// whole, as ranges of whole lines, in order and apart. Each byte is looked
+/// at once at most: a gap's line is found by searching back only to the
+/// gap before it, and forward only past it.
+fn unread_lines(text: &str, read: &[Range<usize>]) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut gaps: Vec<Range<usize>> = Vec::new();
+    let mut from = 0;
+    for range in read.iter().chain(std::iter::once(&(text.len()..text.len()))) {
+        if range.start > from {
+            // A line that a position before this end is in, the gap before holds.
+            let last_end = gaps.last().map_or(0, |gap| gap.end);
+            let start = if from < last_end {
+                last_end
+            } else {
+                memchr::memrchr(b'\n', &bytes[last_end..from]).map_or(last_end, |i| last_end + i + 1)
+            };
+            let end = if range.start - 1 < last_end {
+                last_end
+            } else {
+                memchr::memchr(b'\n', &bytes[range.start - 1..]).map_or(bytes.len(), |i| range.start + i)
+            };
+            match gaps.last_mut() {
+                Some(gap) if start <= gap.end => gap.end = gap.end.max(end),
+                _ => gaps.push(start..end),
+            }
+        }
+        from = range.end;
+    }
+    gaps
 }
 
 /// The byte ranges of `text` that `output` read, sorted and merged (spans
