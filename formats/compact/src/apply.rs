@@ -355,9 +355,9 @@ fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> 
     let mut message = if op.is_insertion() {
         format!("inserted {} before line {} of {path}", LineCount(added), op.start)
     } else if added == 0 {
-        format!("deleted lines {}-{} of {path}", op.start, op.end)
+        format!("deleted lines {} of {path}", op.range_text())
     } else {
-        format!("replaced lines {}-{} of {path} ({}) with {}", op.start, op.end, LineCount(removed), LineCount(added))
+        format!("replaced lines {} of {path} ({}) with {}", op.range_text(), LineCount(removed), LineCount(added))
     };
     if added > 0 {
         let _ = write!(message, ", now {}", LineSpan(new_start, new_start + added as u32 - 1));

@@ -105,8 +105,11 @@ impl RangeEdit {
         self.end < self.start
     }
 
-    fn range_text(&self) -> String {
-        format!("{}-{}", self.start, self.end)
+    /// `start-end` as the edit wrote it (both numbers, even for one line),
+    /// written straight into a message.
+    fn range_text(&self) -> impl std::fmt::Display {
+        let (start, end) = (self.start, self.end);
+        std::fmt::from_fn(move |f| write!(f, "{start}-{end}"))
     }
 
     fn label(&self) -> String {
