@@ -46,6 +46,7 @@
 //! `edit_format` factory), [`config`], the input [`limits`], the
 //! [`transaction`] that reads and writes files, and the [`report`].
 
+pub mod alloc;
 pub mod cli;
 pub mod config;
 mod error;
