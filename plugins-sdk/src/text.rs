@@ -10,7 +10,7 @@ pub const BOM: char = '\u{feff}';
 /// line has no ending when the text does not end with a newline. Empty text has
 /// no lines. Concatenating the lines gives back `text` exactly.
 pub fn lines_with_endings(text: &str) -> LinesWithEndings<'_> {
-    LinesWithEndings { rest: text }
+    LinesWithEndings { text, start: 0, block: 0, newlines: newline_mask(text.as_bytes(), 0) }
 }
 
 /// The byte offsets of the non-overlapping occurrences of `needle` in
@@ -119,28 +119,102 @@ pub fn newline_count(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count()
 }
 
-/// The iterator of [`lines_with_endings`]. Source lines are short, so the
-/// search for each `\n` must be cheap to start: `memchr` (SIMD where the
-/// target has it, wasm `simd128` included) beats `str::split_inclusive` by
-/// a wide margin on them.
+/// The iterator of [`lines_with_endings`]. Source lines are short (a few
+/// dozen bytes), so a search started afresh for each `\n` costs more than
+/// the line: the text is read in blocks of [`BLOCK`] bytes instead, each
+/// turned into a bit mask of its `\n` bytes (SIMD compares where the target
+/// has them, wasm `simd128` included), and each line ends at the next bit.
 #[derive(Debug, Clone)]
 pub struct LinesWithEndings<'a> {
-    rest: &'a str,
+    text: &'a str,
+    /// Where the next line starts.
+    start: usize,
+    /// Where the block `newlines` maps starts.
+    block: usize,
+    /// The block's `\n` bytes at or past `start`, bit `i` for `block + i`.
+    newlines: u64,
 }
 
 impl<'a> Iterator for LinesWithEndings<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        if self.rest.is_empty() {
-            return None;
+        while self.newlines == 0 {
+            if !self.next_block() {
+                return self.last_line();
+            }
         }
-        let end = memchr::memchr(b'\n', self.rest.as_bytes()).map_or(self.rest.len(), |i| i + 1);
-        // `\n` is ASCII, so `end` is a char boundary.
-        let (line, rest) = self.rest.split_at(end);
-        self.rest = rest;
+        let end = self.block + self.newlines.trailing_zeros() as usize + 1;
+        self.newlines &= self.newlines - 1;
+        // SAFETY: `start` and `end` are 0 or just past a `\n`, which is
+        // ASCII, so both are char boundaries of `text`, and `start <= end`.
+        let line = unsafe { self.text.get_unchecked(self.start..end) };
+        self.start = end;
         Some(line)
     }
+}
+
+impl<'a> LinesWithEndings<'a> {
+    /// Map the next block; false past the end of the text.
+    fn next_block(&mut self) -> bool {
+        self.block += BLOCK;
+        if self.block >= self.text.len() {
+            self.block = self.text.len();
+            return false;
+        }
+        self.newlines = newline_mask(self.text.as_bytes(), self.block);
+        true
+    }
+
+    /// What is left once no `\n` is: the last line when the text does not
+    /// end with one, then nothing.
+    fn last_line(&mut self) -> Option<&'a str> {
+        let line = &self.text[self.start..];
+        self.start = self.text.len();
+        (!line.is_empty()).then_some(line)
+    }
+}
+
+/// How many bytes [`newline_mask`] maps at once.
+const BLOCK: usize = 64;
+
+/// The `\n` bytes of `bytes[at..at + BLOCK]` (fewer at the end), bit `i`
+/// for `bytes[at + i]`.
+fn newline_mask(bytes: &[u8], at: usize) -> u64 {
+    let block = bytes.get(at..).unwrap_or_default();
+    match block.first_chunk::<BLOCK>() {
+        Some(full) => full.chunks_exact(16).enumerate().fold(0, |mask, (i, chunk)| {
+            mask | u64::from(newlines_in_16(chunk.try_into().expect("16 bytes"))) << (16 * i)
+        }),
+        None => block.iter().enumerate().fold(0, |mask, (i, &b)| mask | u64::from(b == b'\n') << i),
+    }
+}
+
+/// The `\n` bytes of 16 bytes, bit `i` for byte `i`.
+#[cfg(target_arch = "x86_64")]
+fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of x86-64; the load reads the 16 bytes of `chunk`.
+    unsafe {
+        let bytes = _mm_loadu_si128(chunk.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\n' as i8))) as u16
+    }
+}
+
+/// The `\n` bytes of 16 bytes, bit `i` for byte `i`.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
+    use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128_load};
+    // SAFETY: the load reads the 16 bytes of `chunk`; wasm loads need no alignment.
+    let bytes = unsafe { v128_load(chunk.as_ptr().cast()) };
+    u8x16_bitmask(u8x16_eq(bytes, u8x16_splat(b'\n')))
+}
+
+/// The `\n` bytes of 16 bytes, bit `i` for byte `i`.
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
+    chunk.iter().enumerate().fold(0, |mask, (i, &b)| mask | u16::from(b == b'\n') << i)
 }
 
 /// `text.trim()`, without decoding characters when the text starts and ends
@@ -566,6 +640,14 @@ mod tests {
         #[test]
         fn lines_concatenate_back(text in "[a-z\r\n]{0,40}") {
             prop_assert_eq!(lines_with_endings(&text).collect::<String>(), text);
+        }
+
+        /// Read in blocks, the lines are still `split_inclusive`'s: lines
+        /// shorter and longer than a block, ends on and across block edges.
+        #[test]
+        fn lines_are_split_inclusive(text in "([a-zé\r]{0,70}\n{0,3}){0,9}") {
+            let expected: Vec<&str> = text.split_inclusive('\n').collect();
+            prop_assert_eq!(lines_with_endings(&text).collect::<Vec<_>>(), expected);
         }
     }
 }

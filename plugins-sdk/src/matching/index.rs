@@ -19,14 +19,29 @@ pub(super) fn hash_str(s: &str) -> u64 {
         let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         h = (h ^ word).wrapping_mul(K).rotate_left(31);
     }
-    let mut tail = [0u8; 8];
-    let rest = chunks.remainder();
-    tail[..rest.len()].copy_from_slice(rest);
-    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h = (h ^ last_bytes(bytes, chunks.remainder().len())).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
     h | 1
+}
+
+/// The last `rest` (< 8) bytes of `bytes` as a word, read in at most two
+/// loads rather than copied byte by byte: lines are short, so this tail is
+/// a large part of hashing one. Which bytes stand beside them in the word
+/// does not matter, only that equal lines give equal words (their length
+/// is hashed already).
+fn last_bytes(bytes: &[u8], rest: usize) -> u64 {
+    let len = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")));
+    match (rest, len) {
+        (0, _) => 0,
+        // Overlaps the last whole chunk.
+        (_, 8..) => word(len - 8),
+        (4.., _) => half(0) | half(len - 4) << 32,
+        _ => u64::from(bytes[0]) | u64::from(bytes[len / 2]) << 8 | u64::from(bytes[len - 1]) << 16,
+    }
 }
 
 /// A map by line key. The keys are hashes already (see [`hash_str`]), so
@@ -53,7 +68,12 @@ impl std::hash::Hasher for KeyHasher {
 }
 
 pub(super) fn line_key(line: &str, level: Level) -> u64 {
-    hash_str(&normalize(line, level))
+    match level {
+        // The index hashes every line of a file at this level first, and
+        // the exact line needs no normalizing.
+        Level::Exact => hash_str(line),
+        _ => hash_str(&normalize(line, level)),
+    }
 }
 
 /// The most lines [`Haystack::find_all`] compares directly rather than

@@ -339,3 +339,16 @@ fn reindent_scales_a_consistent_ratio_of_indentation() {
     let tabs = Reindent::infer([("  a", "\ta"), ("    b", "\t\tb")]);
     assert_eq!(tabs.apply("      c"), "\t\t\tc");
 }
+
+proptest! {
+    /// Every byte of a line counts in its hash, whatever its length: the
+    /// tail is read in overlapping loads, so a byte missed there would let
+    /// lines that differ share a key.
+    #[test]
+    fn a_changed_byte_changes_the_line_hash(line in "[a-c]{1,20}", at in any::<prop::sample::Index>(), to in b'd'..=b'z') {
+        let mut changed = line.clone().into_bytes();
+        changed[at.index(line.len())] = to;
+        let changed = String::from_utf8(changed).unwrap();
+        prop_assert_ne!(index::hash_str(&line), index::hash_str(&changed));
+    }
+}
