@@ -43,9 +43,58 @@ pub struct GlobError {
 /// The protected paths of one repository.
 #[derive(Debug, Clone)]
 pub struct Protection {
-    rules: Vec<String>,
-    protected: GlobSet,
+    /// Each protected glob as it is matched, with why it is protected, in
+    /// the order the first match is reported from.
+    rules: Vec<(Rule, String)>,
+    /// The rules that are globs proper, in their order among `rules`.
+    globs: GlobSet,
     allowed: GlobSet,
+}
+
+/// How a protected glob is matched. The built-in ones are literal paths,
+/// file names in any directory and whole directories: compared as strings,
+/// they need no automaton, whose building was a tenth of a one-edit run's
+/// instructions. Any other glob goes to globset.
+#[derive(Debug, Clone)]
+enum Rule {
+    /// `a/b`: that path.
+    Path(String),
+    /// `**/name`: a file or directory of that name anywhere.
+    Named(String),
+    /// `dir/**`: everything under that directory.
+    Under(String),
+    /// Anything else: the glob at this index of `globs`.
+    Glob(usize),
+}
+
+impl Rule {
+    /// The rule for `glob` (lowercased); `next_glob` is the index a glob
+    /// proper would take in the glob set.
+    fn of(glob: &str, next_glob: usize) -> Rule {
+        let literal = |s: &str| !s.is_empty() && !s.contains(['*', '?', '[', ']', '{', '}', '\\']);
+        if let Some(name) = glob.strip_prefix("**/").filter(|name| literal(name) && !name.contains('/')) {
+            Rule::Named(name.to_string())
+        } else if let Some(dir) = glob.strip_suffix("/**").filter(|dir| literal(dir)) {
+            Rule::Under(dir.to_string())
+        } else if literal(glob) {
+            Rule::Path(glob.to_string())
+        } else {
+            Rule::Glob(next_glob)
+        }
+    }
+
+    /// Whether `path` (lowercased) matches; `globs` holds the indexes of the
+    /// glob set's globs that match it.
+    fn matches(&self, path: &str, globs: &[usize]) -> bool {
+        match self {
+            Rule::Path(literal) => path == literal,
+            Rule::Named(name) => {
+                path.strip_suffix(name.as_str()).is_some_and(|dir| dir.is_empty() || dir.ends_with('/'))
+            }
+            Rule::Under(dir) => path.strip_prefix(dir.as_str()).is_some_and(|rest| rest.starts_with('/')),
+            Rule::Glob(index) => globs.contains(index),
+        }
+    }
 }
 
 impl Protection {
@@ -53,16 +102,23 @@ impl Protection {
     /// lies inside the working tree, the config's `extra` globs, minus what
     /// `allow` lifts.
     pub fn new(hooks_dir: Option<&str>, extra: &[String], allow: &[String]) -> Result<Protection, GlobError> {
-        let mut rules: Vec<(String, String)> =
+        let mut protected: Vec<(String, String)> =
             DEFAULTS.iter().map(|(glob, reason)| (glob.to_string(), reason.to_string())).collect();
         if let Some(dir) = hooks_dir {
             let reason = "it is the hooks directory (core.hooksPath): git runs what it holds".to_string();
-            rules.push((format!("{}/**", globset::escape(dir.trim_end_matches('/'))), reason));
+            protected.push((format!("{}/**", globset::escape(dir.trim_end_matches('/'))), reason));
         }
-        rules.extend(extra.iter().map(|glob| (glob.clone(), "your config lists it under `protected`".to_string())));
-        let mut protected = GlobSetBuilder::new();
-        for (glob, _) in &rules {
-            protected.add(glob_of("protected", glob)?);
+        protected.extend(extra.iter().map(|glob| (glob.clone(), "your config lists it under `protected`".to_string())));
+        let mut rules = Vec::with_capacity(protected.len());
+        let mut globs = GlobSetBuilder::new();
+        let mut glob_count = 0;
+        for (glob, reason) in protected {
+            let rule = Rule::of(&glob.to_lowercase(), glob_count);
+            if matches!(rule, Rule::Glob(_)) {
+                globs.add(glob_of("protected", &glob)?);
+                glob_count += 1;
+            }
+            rules.push((rule, reason));
         }
         let mut allowed = GlobSetBuilder::new();
         for glob in allow {
@@ -70,18 +126,15 @@ impl Protection {
         }
         let build =
             |key, set: GlobSetBuilder| set.build().map_err(|source| GlobError { key, glob: String::new(), source });
-        Ok(Protection {
-            rules: rules.into_iter().map(|(_, reason)| reason).collect(),
-            protected: build("protected", protected)?,
-            allowed: build("allow-protected", allowed)?,
-        })
+        Ok(Protection { rules, globs: build("protected", globs)?, allowed: build("allow-protected", allowed)? })
     }
 
     /// Why `path` is protected, if it is and config does not lift it.
     pub fn reason(&self, path: &str) -> Option<&str> {
         let path = path.to_lowercase();
-        let first = *self.protected.matches(&path).first()?;
-        (!self.allowed.is_match(&path)).then(|| self.rules[first].as_str())
+        let globs = if self.globs.is_empty() { Vec::new() } else { self.globs.matches(&path) };
+        let (_, reason) = self.rules.iter().find(|(rule, _)| rule.matches(&path, &globs))?;
+        (!self.allowed.is_match(&path)).then_some(reason.as_str())
     }
 }
 
@@ -129,10 +182,49 @@ mod tests {
         ] {
             assert!(protection.reason(path).is_some(), "{path} should be protected");
         }
-        for path in ["src/app.py", ".vscode/settings.json", "deploy/sub/run.sh", "tools/hooks.txt", "README.md"] {
+        for path in [
+            "src/app.py",
+            ".vscode/settings.json",
+            "deploy/sub/run.sh",
+            "tools/hooks.txt",
+            "README.md",
+            "web/app.envrc",
+            "x.gitattributes",
+            ".githooks.d/pre-commit",
+            "tools/hooksx/pre-commit",
+        ] {
             assert_eq!(protection.reason(path), None, "{path} should not be protected");
         }
         assert!(protection.reason("tools/hooks/pre-commit").unwrap().contains("core.hooksPath"));
+    }
+
+    /// The reason globset alone gives: the first rule whose glob matches.
+    fn reason_by_globset(extra: &[String], path: &str) -> Option<String> {
+        let globs: Vec<(String, String)> = DEFAULTS
+            .iter()
+            .map(|(glob, reason)| (glob.to_string(), reason.to_string()))
+            .chain(extra.iter().map(|glob| (glob.clone(), "your config lists it under `protected`".to_string())))
+            .collect();
+        let mut set = GlobSetBuilder::new();
+        for (glob, _) in &globs {
+            set.add(glob_of("protected", glob).unwrap());
+        }
+        let first = *set.build().unwrap().matches(path.to_lowercase()).first()?;
+        Some(globs[first].1.clone())
+    }
+
+    proptest::proptest! {
+        /// Matched as strings, the literal, `**/name` and `dir/**` globs
+        /// match what globset matches them to; other globs go to globset.
+        #[test]
+        fn simple_globs_match_as_globset_matches_them(
+            extra in proptest::collection::vec(
+                "(\\*\\*/)?([ab.]{1,2}|\\.envrc|\\.githooks|A|\\*)(/([ab]{1,2}|\\*\\*|\\*))?(/\\*\\*)?", 0..4),
+            path in "([ab.]{1,3}|\\.envrc|\\.githooks|A|\\.agent-apply\\.toml)(/([ab]{1,3}|a?\\.envrc|pre-commit)){0,2}",
+        ) {
+            let protection = Protection::new(None, &extra, &[]).unwrap();
+            proptest::prop_assert_eq!(protection.reason(&path).map(str::to_string), reason_by_globset(&extra, &path));
+        }
     }
 
     #[test]
