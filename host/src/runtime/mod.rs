@@ -5,14 +5,15 @@
 mod cache;
 mod convert;
 mod engine;
+mod linker;
 mod native;
 mod precompiled;
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_apply_sdk::types as sdk;
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -141,13 +142,13 @@ impl HostMonotonicClock for FrozenClock {
     }
 }
 
-/// The engine, linker and component cache shared by every plugin of a run.
+/// The engine, linkers and component cache shared by every plugin of a run.
 #[derive(Clone)]
 pub struct Runtime {
     engine: Engine,
     /// Made on first use: a run that loads no plugin (`formats` from the
     /// cache, `prompt`) never pays for linking WASI.
-    linker: Arc<OnceLock<Linker<PluginState>>>,
+    linkers: Arc<linker::Linkers>,
     cache: ComponentCache,
     limits: Limits,
     /// Whether the deadline clock runs. Its thread watches this `Arc` and
@@ -167,7 +168,7 @@ impl Runtime {
         config.enable_compiler(false);
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        Ok(Runtime { engine, linker: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
+        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
     }
 
     /// The limits calls run under.
@@ -227,11 +228,7 @@ impl Runtime {
                 },
             }
         };
-        let linker = self.linker.get_or_init(|| {
-            let mut linker = Linker::new(&self.engine);
-            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI's interfaces link once into a new linker");
-            linker
-        });
+        let linker = self.linkers.for_component(&self.engine, &component);
         let pre = linker.instantiate_pre(&component).map_err(refuse)?;
         let pre = FormatPre::new(pre).map_err(refuse)?;
         Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
