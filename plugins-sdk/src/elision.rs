@@ -7,7 +7,7 @@
 //! file's own content, never an elision: use [`elisions_not_in`] whenever the
 //! original is known.
 
-use crate::text::{lines_with_endings, strip_ending, trim};
+use crate::text::{lines_with_endings, strip_ending, trim, trim_start};
 
 /// A placeholder found in some text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,14 +140,16 @@ pub fn find_elisions_in_lines<'l>(lines: impl IntoIterator<Item = &'l str>) -> V
     let mut found = Vec::new();
     let mut after_block_opener = false;
     for (index, line) in lines.into_iter().enumerate() {
-        let trimmed = trim(line);
-        if trimmed.is_empty() {
+        // Most lines are told apart by their first character: only those
+        // that may be a placeholder are trimmed at both ends.
+        let start = trim_start(line);
+        if start.is_empty() {
             continue;
         }
-        if is_placeholder(trimmed, after_block_opener) {
+        if may_be_placeholder(start) && placeholder(trim(start), after_block_opener) {
             found.push(Elision { line: index as u32 + 1, text: line.to_string() });
         }
-        after_block_opener = trimmed.ends_with(':');
+        after_block_opener = start.trim_end().ends_with(':');
     }
     found
 }

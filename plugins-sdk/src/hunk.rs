@@ -9,6 +9,7 @@
 //! needed (a model that lost a class's indentation writes its new lines
 //! dedented too).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::matching::{BlockMatch, Haystack, Level, Reindent, written_line};
@@ -60,11 +61,13 @@ pub fn new_side<'a>(lines: &[HunkLine<'a>]) -> Vec<&'a str> {
 
 /// File lines `range` (0-based, end exclusive) replaced by `lines`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineSplice {
+pub struct LineSplice<'a> {
     /// The file lines replaced (empty for a pure insertion).
     pub range: Range<usize>,
-    /// The lines that take their place, without endings.
-    pub lines: Vec<String>,
+    /// The lines that take their place, without endings: the hunk's own
+    /// text unless re-indenting changed it (a reply's thousands of hunks
+    /// copy no line of an exact match).
+    pub lines: Vec<Cow<'a, str>>,
 }
 
 /// The splices that apply `lines` where their old side matched (`found`,
@@ -73,13 +76,13 @@ pub struct LineSplice {
 /// re-indented when the match ignored indentation or look-alikes, and lose
 /// stray trailing whitespace when the match was not exact
 /// ([`written_line`]).
-pub fn hunk_splices(hay: &Haystack<'_>, lines: &[HunkLine<'_>], found: &BlockMatch) -> Vec<LineSplice> {
+pub fn hunk_splices<'a>(hay: &Haystack<'_>, lines: &[HunkLine<'a>], found: &BlockMatch) -> Vec<LineSplice<'a>> {
     let reindent = match found.level {
         Level::Exact | Level::TrailingWhitespace => Reindent::Keep,
         _ => Reindent::infer(old_side(lines).into_iter().zip(hay.lines()[found.start..found.end].iter().copied())),
     };
     let mut splices = Vec::new();
-    let mut current: Option<LineSplice> = None;
+    let mut current: Option<LineSplice<'a>> = None;
     let mut at = found.start;
     // A splice starts at the first changed line of a run, sized for the
     // run's added lines.
@@ -102,7 +105,7 @@ pub fn hunk_splices(hay: &Haystack<'_>, lines: &[HunkLine<'_>], found: &BlockMat
                 current
                     .get_or_insert_with(|| start(at, &lines[index..]))
                     .lines
-                    .push(reindent.apply(written_line(text, found.level)));
+                    .push(reindent.reindented(written_line(text, found.level)));
             }
         }
     }

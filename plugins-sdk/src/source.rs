@@ -17,7 +17,13 @@ impl SourceMap {
         // copied on every doubling, into fresh memory each time.
         let mut line_starts = Vec::with_capacity(crate::text::newline_count(text) + 1);
         line_starts.push(0);
-        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
+        // Each line that ends in `\n` starts the next: found by the line
+        // splitter's newline masks, not one `memchr` call a line.
+        let mut end = 0;
+        line_starts.extend(crate::text::lines_with_endings(text).filter_map(|line| {
+            end += line.len();
+            line.ends_with('\n').then_some(end as u32)
+        }));
         SourceMap { line_starts, len: text.len() }
     }
 

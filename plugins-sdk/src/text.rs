@@ -187,8 +187,14 @@ fn newline_mask(bytes: &[u8], at: usize) -> u64 {
         Some(full) => full.chunks_exact(16).enumerate().fold(0, |mask, (i, chunk)| {
             mask | u64::from(newlines_in_16(chunk.try_into().expect("16 bytes"))) << (16 * i)
         }),
-        None => block.iter().enumerate().fold(0, |mask, (i, &b)| mask | u64::from(b == b'\n') << i),
+        None => newline_bits(block),
     }
+}
+
+/// The `\n` bytes of `bytes` (at most 64), bit `i` for `bytes[i]`, a byte
+/// at a time: a block's tail, and the 16-byte chunks where no SIMD is.
+fn newline_bits(bytes: &[u8]) -> u64 {
+    bytes.iter().enumerate().fold(0, |mask, (i, &b)| mask | u64::from(b == b'\n') << i)
 }
 
 /// The `\n` bytes of 16 bytes, bit `i` for byte `i`.
@@ -214,7 +220,22 @@ fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
 /// The `\n` bytes of 16 bytes, bit `i` for byte `i`.
 #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
 fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
-    chunk.iter().enumerate().fold(0, |mask, (i, &b)| mask | u16::from(b == b'\n') << i)
+    newline_bits(chunk) as u16
+}
+
+/// `a == b`, eight bytes at a time. Inside a wasm component `==` on text
+/// calls the C library's `memcmp`, which compares a byte at a time; the
+/// matching compares lines by the thousand.
+#[inline]
+pub fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut words_a, mut words_b) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |chunk: &[u8]| u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+    (&mut words_a).zip(&mut words_b).all(|(x, y)| word(x) == word(y))
+        && words_a.remainder().iter().zip(words_b.remainder()).all(|(x, y)| x == y)
 }
 
 /// `text.trim()`, without decoding characters when the text starts and ends
@@ -245,6 +266,10 @@ pub fn trim_start(text: &str) -> &str {
 /// How many ASCII blanks `bytes` starts with. Indentation is mostly spaces:
 /// they are skipped eight at a time.
 pub(crate) fn leading_blanks(bytes: &[u8]) -> usize {
+    // Most lines of a reply or file start with text, or a diff's marker.
+    if bytes.first().is_some_and(|&b| !is_blank(b)) {
+        return 0;
+    }
     let mut start = 0;
     while let Some(chunk) = bytes[start..].first_chunk::<8>()
         && *chunk == [b' '; 8]
@@ -613,6 +638,21 @@ mod tests {
         ) {
             let style = TextStyle { bom, eol: if crlf { Eol::CrLf } else { Eol::Lf }, final_newline };
             prop_assert_eq!(style.restyle(&text), style.restyle_lines(split_bom(&text).1));
+        }
+
+        #[test]
+        fn same_text_is_equality(a in "[ab]{0,20}", flip in 0usize..24) {
+            // Equal texts, and texts one byte apart anywhere in a word or
+            // the tail; lengths that differ.
+            let mut b = a.clone().into_bytes();
+            if let Some(byte) = b.get_mut(flip) {
+                *byte = if *byte == b'a' { b'b' } else { b'a' };
+            }
+            let b = String::from_utf8(b).expect("ascii");
+            prop_assert_eq!(same_text(&a, &b), a == b);
+            prop_assert!(same_text(&a, &a.clone()));
+            let longer = format!("{a}a");
+            prop_assert!(!same_text(&a, &longer));
         }
 
         #[test]

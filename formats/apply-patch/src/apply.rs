@@ -9,6 +9,7 @@
 //! does not narrow; the hunk must then be unique on its own. Nothing is ever
 //! placed at the first of several matches.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
@@ -79,8 +80,8 @@ struct Scope {
     loose: Option<EditFailure>,
 }
 
-struct Placed {
-    splices: Vec<LineSplice>,
+struct Placed<'h> {
+    splices: Vec<LineSplice<'h>>,
     end: usize,
     note: Option<String>,
     /// The ladder level with its candidates, or how an added-lines-only
@@ -88,8 +89,21 @@ struct Placed {
     matched: MatchInfo,
 }
 
-fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, cursor: usize) -> Result<Placed, EditFailure> {
-    let label = format!("hunk {} of {path} ({})", hunk.number, hunk.at);
+/// A hunk as messages name it: `hunk 3 of src/x.py (reply line 40)`.
+/// Written only into a message: most hunks place and need none.
+struct HunkLabel<'a> {
+    hunk: &'a Hunk,
+    path: &'a str,
+}
+
+impl std::fmt::Display for HunkLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "hunk {} of {} ({})", self.hunk.number, self.path, self.hunk.at)
+    }
+}
+
+fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, cursor: usize) -> Result<Placed<'h>, EditFailure> {
+    let label = HunkLabel { hunk, path };
     let lines: Vec<HunkLine<'_>> = hunk.lines.iter().map(|l| tagged(l)).collect();
     if lines.iter().all(|l| matches!(l, HunkLine::Context(_))) {
         let note = format!("hunk {} changes nothing", hunk.number);
@@ -179,7 +193,7 @@ fn find_within(hay: &Haystack<'_>, old: &[&str], scope: &Scope, end_of_file: boo
 }
 
 /// Find the hunk's scope lines, each once, in order.
-fn resolve_scopes(hay: &Haystack<'_>, hunk: &Hunk, label: &str, cursor: usize) -> Result<Scope, EditFailure> {
+fn resolve_scopes(hay: &Haystack<'_>, hunk: &Hunk, label: &HunkLabel<'_>, cursor: usize) -> Result<Scope, EditFailure> {
     let n = hay.len();
     let mut scope = Scope { lower: cursor, upper: n, anchor: None, loose: None };
     for (k, line) in hunk.scopes.iter().enumerate() {
@@ -273,14 +287,14 @@ fn block_end(hay: &Haystack<'_>, at: usize) -> usize {
 
 /// A hunk of added lines only: right after its scope line, or at the end
 /// of the file when it has none (or ends with `*** End of File`).
-fn insert(
+fn insert<'h>(
     hay: &Haystack<'_>,
     hunk: &Hunk,
-    lines: &[HunkLine<'_>],
+    lines: &[HunkLine<'h>],
     scope: &Scope,
-    label: &str,
+    label: &HunkLabel<'_>,
     cursor: usize,
-) -> Result<Placed, EditFailure> {
+) -> Result<Placed<'h>, EditFailure> {
     if let Some(loose) = &scope.loose {
         let mut failure = loose.clone();
         failure.message = format!("{label}: it only adds lines, and {}", loose.message);
@@ -297,13 +311,19 @@ fn insert(
         )
         .with_hint("put the hunks of a file in the order of the lines they change"));
     }
-    let new = new_side(lines).into_iter().map(String::from).collect();
+    let new = new_side(lines).into_iter().map(Cow::Borrowed).collect();
     let splices = vec![LineSplice { range: at..at, lines: new }];
     Ok(Placed { splices, end: at, note: None, matched: MatchInfo::at(how) })
 }
 
 /// Why a hunk's old side was not found, with the closest real lines.
-fn missing(hay: &Haystack<'_>, lines: &[HunkLine<'_>], scope: &Scope, label: &str, cursor: usize) -> EditFailure {
+fn missing(
+    hay: &Haystack<'_>,
+    lines: &[HunkLine<'_>],
+    scope: &Scope,
+    label: &HunkLabel<'_>,
+    cursor: usize,
+) -> EditFailure {
     let options = LadderOptions::default();
     let old = old_side(lines);
     if cursor > 0

@@ -9,6 +9,7 @@
 //! model wrote must still be found near where the pieces land, or the hunk
 //! fails (that is how hallucinated context is refused).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
@@ -50,8 +51,8 @@ fn is_context(line: &HunkLine<'_>) -> bool {
 
 /// A splice and the hunk it comes from (hunks of one file must not overlap).
 #[derive(Debug, Clone)]
-struct Splice {
-    at: LineSplice,
+struct Splice<'a> {
+    at: LineSplice<'a>,
     hunk: usize,
 }
 
@@ -114,8 +115,8 @@ fn locate(
 }
 
 /// What placing one hunk produced.
-struct Placed {
-    splices: Vec<Splice>,
+struct Placed<'a> {
+    splices: Vec<Splice<'a>>,
     /// The hunk's old side reaches the end of the file.
     touches_eof: bool,
     note: Option<String>,
@@ -170,8 +171,8 @@ fn hunk_opening(hunk: &Hunk) -> String {
 
 /// The splices of `lines` (a hunk or a piece of one) matched at `at`, and
 /// the line after the matched old side.
-fn splices_at(lines: &[HunkLine<'_>], hay: &Haystack<'_>, at: &Found, hunk: usize) -> (Vec<Splice>, usize) {
-    let end = at.start + old_side(lines).len();
+fn splices_at<'a>(lines: &[HunkLine<'a>], hay: &Haystack<'_>, at: &Found, hunk: usize) -> (Vec<Splice<'a>>, usize) {
+    let end = at.start + lines.iter().filter(|l| l.old_text().is_some()).count();
     let block = BlockMatch { start: at.start, end, level: at.level };
     (hunk_splices(hay, lines, &block).into_iter().map(|at| Splice { at, hunk }).collect(), end)
 }
@@ -181,10 +182,13 @@ fn level_note(level: Level) -> Option<&'static str> {
 }
 
 /// Place one hunk in the file.
-fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Placed, EditFailure> {
+fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, strict: bool) -> Result<Placed<'h>, EditFailure> {
     let label = HunkLabel { hunk, path };
     let lines = hunk_lines(hunk);
     let (old, new) = (old_side(&lines), new_side(&lines));
+    if let Some(failure) = elided_hunk(hay, hunk, &old, &new) {
+        return Err(failure);
+    }
     if strict {
         check_strict(hunk, &label, old.len(), new.len())?;
     }
@@ -195,7 +199,7 @@ fn place(hay: &Haystack<'_>, hunk: &Hunk, path: &str, strict: bool) -> Result<Pl
     let n = hay.len();
     if old.is_empty() {
         if n == 0 {
-            let at = LineSplice { range: 0..0, lines: new.iter().map(|l| l.to_string()).collect() };
+            let at = LineSplice { range: 0..0, lines: new.iter().map(|&l| Cow::Borrowed(l)).collect() };
             let splices = vec![Splice { at, hunk: hunk.number }];
             return Ok(Placed { splices, touches_eof: true, note: None, matched: MatchInfo::at("exact") });
         }
@@ -367,13 +371,13 @@ fn place_run(
 }
 
 /// A hunk that did not match whole, placed change run by change run.
-fn split(
+fn split<'h>(
     hay: &Haystack<'_>,
     hunk: &Hunk,
-    lines: &[HunkLine<'_>],
+    lines: &[HunkLine<'h>],
     label: &HunkLabel<'_>,
     old: &[&str],
-) -> Result<Placed, EditFailure> {
+) -> Result<Placed<'h>, EditFailure> {
     let n = hay.len();
     // Change runs: maximal stretches of removed and added lines.
     let mut runs: Vec<Range<usize>> = Vec::new();
@@ -494,9 +498,6 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
     let mut final_newline: Option<bool> = None;
     let mut matched: Option<MatchInfo> = None;
     for hunk in hunks {
-        if let Some(failure) = elided_hunk(&hay, hunk) {
-            return Err(failure);
-        }
         let placed = place(&hay, hunk, path, strict)?;
         if placed.touches_eof {
             if hunk.new_no_eol {
@@ -533,13 +534,8 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
 
 /// A hunk whose added lines leave code out (`// ... existing code ...` that
 /// neither its old side nor the file has): the SDK's rule for every format.
-fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk) -> Option<EditFailure> {
-    let lines = hunk_lines(hunk);
-    let failure = agent_apply_sdk::matching::elided_replacement(
-        &old_side(&lines),
-        &new_side(&lines),
-        hay.lines().iter().copied(),
-    )?;
+fn elided_hunk(hay: &Haystack<'_>, hunk: &Hunk, old: &[&str], new: &[&str]) -> Option<EditFailure> {
+    let failure = agent_apply_sdk::matching::elided_replacement(old, new, hay.lines().iter().copied())?;
     Some(EditFailure { message: format!("hunk {}: {}", hunk.number, failure.message), ..failure })
 }
 

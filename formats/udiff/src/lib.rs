@@ -97,7 +97,9 @@ impl Hunk {
             old_count,
             new_start,
             new_count,
-            lines: Vec::new(),
+            // Sized by the header's counts (at most the two sides' sum),
+            // bounded: the counts are the reply's word, not its length.
+            lines: Vec::with_capacity(old_count.unwrap_or(0).saturating_add(new_count.unwrap_or(0)).min(256) as usize),
             old_no_eol: false,
             new_no_eol: false,
         }

@@ -24,10 +24,10 @@ fn is_diff_info(info: &str) -> bool {
 pub(crate) fn is_block_marker(line: &str) -> bool {
     // Asked of every line of a reply: most are turned down by their first
     // character, before any character of the rest is looked at.
-    let t = agent_apply_sdk::text::trim(line);
-    if !matches!(t.as_bytes().first(), Some(b'<' | b'>')) {
+    if !matches!(agent_apply_sdk::text::trim_start(line).as_bytes().first(), Some(b'<' | b'>')) {
         return false;
     }
+    let t = agent_apply_sdk::text::trim(line);
     let run = |ch: char| t.chars().take_while(|&c| c == ch).count() >= 5;
     (run('<') && t.trim_start_matches('<').trim().eq_ignore_ascii_case("SEARCH"))
         || (run('>') && t.trim_start_matches('>').trim().eq_ignore_ascii_case("REPLACE"))
@@ -250,7 +250,7 @@ impl Section {
 }
 
 fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
-    let mut lines: Vec<(usize, &str)> = Vec::new();
+    let mut lines: Vec<(usize, &str)> = Vec::with_capacity(agent_apply_sdk::text::line_count(region.text));
     let mut offset = region.offset;
     for line in lines_with_endings(region.text) {
         lines.push((offset, strip_ending(line)));

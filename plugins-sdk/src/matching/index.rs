@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use crate::text::{lines_with_endings, splice_at, splice_lines, split_bom, strip_ending};
+use crate::text::{lines_with_endings, same_text, splice_at, splice_lines, split_bom, strip_ending};
 
 use super::*;
 
@@ -149,12 +149,11 @@ impl<'a> Haystack<'a> {
         self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
     }
 
-    /// The line indexes whose hash at `level` is `key`, ascending, at most
-    /// `cap` of them (counting stops there).
-    fn occurrences(&self, level: Level, key: u64, cap: usize) -> Vec<usize> {
+    /// The line indexes whose hash at `level` is `key`, ascending.
+    fn occurrences(&self, level: Level, key: u64) -> impl Iterator<Item = usize> + '_ {
         let keys = self.keys(level);
         let index = self.index[level.key_slot()].get_or_init(|| LineIndex::new(keys));
-        index.chain(key).filter(|&i| keys[i] == key).take(cap).collect()
+        index.chain(key).filter(move |&i| keys[i] == key)
     }
 
     /// Start indexes (0-based) of every place in `within` where `needle`
@@ -167,7 +166,12 @@ impl<'a> Haystack<'a> {
             return Vec::new();
         }
         let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
-        let same_lines = |start: usize| (0..m).all(|j| normalize(self.lines[start + j], level) == needle_norm[j]);
+        let same_lines = |start: usize| {
+            self.lines[start..start + m].iter().zip(&needle_norm).all(|(line, want)| match level {
+                Level::Exact => same_text(line, want),
+                _ => same_text(&normalize(line, level), want),
+            })
+        };
         // A window a few blocks long (the lines around a match, looked at
         // for an edit already applied) is compared line by line when this
         // level has no index yet: indexing the whole file for it would cost
@@ -176,26 +180,28 @@ impl<'a> Haystack<'a> {
             return (within.start..=within.end - m).filter(|&start| same_lines(start)).take(limit).collect();
         }
         let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
-        let same_at = |start: usize| self.keys(level)[start..start + m] == needle_keys[..] && same_lines(start);
+        let keys = self.keys(level);
+        let same_at =
+            |start: usize| keys[start..start + m].iter().zip(&needle_keys).all(|(a, b)| a == b) && same_lines(start);
 
         // The rarest line of the block anchors the search; a block of common
         // lines only (each more frequent than the window is long, over the
-        // block's length) is cheaper to scan for.
+        // block's length) is cheaper to scan for. Lines are counted, not
+        // collected: a hunk's search ran a dozen allocations.
         let budget = within.len() / m + 1;
-        let mut anchor: Option<(usize, Vec<usize>)> = None;
+        let mut anchor: Option<(usize, usize)> = None;
         for (j, &key) in needle_keys.iter().enumerate() {
-            let cap = anchor.as_ref().map_or(budget, |(_, places)| places.len());
-            let places = self.occurrences(level, key, cap + 1);
-            if places.len() <= cap && anchor.as_ref().is_none_or(|(_, best)| places.len() < best.len()) {
-                let done = places.is_empty();
-                anchor = Some((j, places));
-                if done {
+            let cap = anchor.map_or(budget, |(_, count)| count);
+            let count = self.occurrences(level, key).take(cap + 1).count();
+            if count <= cap && anchor.is_none_or(|(_, best)| count < best) {
+                anchor = Some((j, count));
+                if count == 0 {
                     break;
                 }
             }
         }
-        if let Some((j, places)) = anchor {
-            let starts = places.into_iter().filter_map(|at| at.checked_sub(j));
+        if let Some((j, _)) = anchor {
+            let starts = self.occurrences(level, needle_keys[j]).filter_map(|at| at.checked_sub(j));
             return starts
                 .filter(|&start| start >= within.start && start + m <= within.end && same_at(start))
                 .take(limit)
