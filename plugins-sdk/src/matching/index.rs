@@ -72,6 +72,10 @@ pub(super) fn line_key(line: &str, level: Level) -> u64 {
         // The index hashes every line of a file at this level first, and
         // the exact line needs no normalizing.
         Level::Exact => hash_str(line),
+        // An ASCII line has no look-alike to fold: it is keyed trimmed, with
+        // no `Cow` made and dropped (the one-pass checks key every line of
+        // every block at the loosest level).
+        Level::Unicode | Level::Fuzzy if line.is_ascii() => hash_str(crate::text::trim(line)),
         _ => hash_str(&normalize(line, level)),
     }
 }
