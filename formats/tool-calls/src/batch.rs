@@ -113,23 +113,25 @@ fn splice(content: &str, calls: &[&Replacement], places: &[usize], order: &[usiz
     (out, lines)
 }
 
-/// Every `old_string` looked for at once: a rolling hash of the first
-/// `window` bytes at each place of the text, checked against the calls'
-/// prefixes, then compared in full (Rabin–Karp over many patterns).
+/// Every `old_string` looked for at once: at each place of the text, a key
+/// of the last (up to) 16 bytes of a `window` starting there, checked
+/// against the calls' keys, then each call with that key compared in full.
+/// The key is read with two loads, independent of the places before it: a
+/// rolling hash chained every byte on the one before.
 struct Search<'p> {
     patterns: &'p [&'p str],
     window: usize,
-    /// Each byte times BASE to the power `window`: what rolling it out of
-    /// the window takes from the hash (a table, not a multiplication per byte).
-    out_term: [u64; 256],
-    /// A bit per hash's high bits: most places are ruled out by it alone.
+    /// A bit per key's high bits: most places are ruled out by it alone.
     filter: Box<[u64; FILTER_WORDS]>,
-    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+    /// The calls by key, sorted: a place that passes the filter looks its
+    /// key up here.
+    by_key: Vec<(u64, usize)>,
 }
 
-const BASE: u64 = 0x100_0000_01b3;
 const FILTER_BITS: u32 = 16;
 const FILTER_WORDS: usize = 1 << (FILTER_BITS - 6);
+/// The most bytes of a window its key reads.
+const KEY_BYTES: usize = 16;
 
 impl<'p> Search<'p> {
     fn new(patterns: &'p [&'p str]) -> Option<Self> {
@@ -137,21 +139,18 @@ impl<'p> Search<'p> {
         if window < MIN_WINDOW {
             return None;
         }
-        let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+        let mut by_key: Vec<(u64, usize)> =
+            patterns.iter().enumerate().map(|(k, p)| (key(&p.as_bytes()[..window]), k)).collect();
+        by_key.sort_unstable();
+        if by_key.windows(MAX_SHARING + 1).any(|run| run[0].0 == run[MAX_SHARING].0) {
+            return None;
+        }
         let mut filter = Box::new([0u64; FILTER_WORDS]);
-        for (k, p) in patterns.iter().enumerate() {
-            let h = hash(&p.as_bytes()[..window]);
-            let sharing = by_hash.entry(h).or_default();
-            sharing.push(k);
-            if sharing.len() > MAX_SHARING {
-                return None;
-            }
-            let bit = (h >> (64 - FILTER_BITS)) as usize;
+        for &(key, _) in &by_key {
+            let bit = (key >> (64 - FILTER_BITS)) as usize;
             filter[bit / 64] |= 1 << (bit % 64);
         }
-        let top = (0..window).fold(1u64, |t, _| t.wrapping_mul(BASE));
-        let out_term = std::array::from_fn(|byte| (byte as u64).wrapping_mul(top));
-        Some(Search { patterns, window, out_term, filter, by_hash })
+        Some(Search { patterns, window, filter, by_key })
     }
 
     /// Calls `found(k, at)` for every place `at` of `text` where pattern `k`
@@ -159,31 +158,21 @@ impl<'p> Search<'p> {
     /// returns false.
     fn each(&self, text: &str, mut found: impl FnMut(usize, usize) -> bool) {
         let bytes = text.as_bytes();
-        if bytes.len() < self.window {
-            return;
-        }
-        let (first, rest) = bytes.split_at(self.window);
-        let mut h = hash(first);
-        // The window at `at` holds bytes[at..at + window]; each step rolls
-        // bytes[at] out and bytes[at + window] in.
-        let mut at = 0;
-        let mut steps = bytes.iter().zip(rest);
-        loop {
-            let bit = (h >> (64 - FILTER_BITS)) as usize;
-            if self.filter[bit / 64] & (1 << (bit % 64)) != 0 && !self.candidates(bytes, at, h, &mut found) {
+        for (at, window) in bytes.windows(self.window).enumerate() {
+            let key = key(window);
+            let bit = (key >> (64 - FILTER_BITS)) as usize;
+            if self.filter[bit / 64] & (1 << (bit % 64)) != 0 && !self.candidates(bytes, at, key, &mut found) {
                 return;
             }
-            let Some((&out, &into)) = steps.next() else { return };
-            h = h.wrapping_mul(BASE).wrapping_sub(self.out_term[out as usize]).wrapping_add(into as u64);
-            at += 1;
         }
     }
 
-    /// The patterns whose prefix hashes to `h` that start at `at`, each told
+    /// The patterns whose window has key `key` that start at `at`, each told
     /// to `found`; false once `found` says to stop.
     #[cold]
-    fn candidates(&self, bytes: &[u8], at: usize, h: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
-        for &k in self.by_hash.get(&h).map(Vec::as_slice).unwrap_or(&[]) {
+    fn candidates(&self, bytes: &[u8], at: usize, key: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
+        let first = self.by_key.partition_point(|&(k, _)| k < key);
+        for &(_, k) in self.by_key[first..].iter().take_while(|&&(k, _)| k == key) {
             if bytes[at..].starts_with(self.patterns[k].as_bytes()) && !found(k, at) {
                 return false;
             }
@@ -192,8 +181,21 @@ impl<'p> Search<'p> {
     }
 }
 
-fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0u64, |h, &b| h.wrapping_mul(BASE).wrapping_add(b as u64))
+/// The key of a window (at least [`MIN_WINDOW`] bytes): its last
+/// [`KEY_BYTES`] bytes at most, read as two words (overlapping when the
+/// window is shorter), mixed so that its high bits spread.
+fn key(window: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let tail = &window[window.len().saturating_sub(KEY_BYTES)..];
+    let n = tail.len();
+    let (a, b) = if n >= 8 {
+        let word = |at: usize| u64::from_le_bytes(tail[at..at + 8].try_into().expect("8 bytes"));
+        (word(0), word(n - 8))
+    } else {
+        let half = |at: usize| u64::from(u32::from_le_bytes(tail[at..at + 4].try_into().expect("4 bytes")));
+        (half(0), half(n - 4))
+    };
+    (a.wrapping_mul(K).rotate_left(29) ^ b).wrapping_mul(K)
 }
 
 #[cfg(test)]

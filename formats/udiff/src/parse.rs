@@ -8,7 +8,8 @@ use std::cmp::Ordering;
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::{looks_like_path, path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, strip_ending};
+use agent_apply_sdk::source::IndexedLines;
+use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending};
 
 pub(crate) use crate::parse_paths::header_path;
 use crate::parse_paths::{clean, git_line_paths, strip_prefix_pair};
@@ -250,12 +251,7 @@ impl Section {
 }
 
 fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
-    let mut lines: Vec<(usize, &str)> = Vec::with_capacity(agent_apply_sdk::text::line_count(region.text));
-    let mut offset = region.offset;
-    for line in lines_with_endings(region.text) {
-        lines.push((offset, strip_ending(line)));
-        offset += line.len();
-    }
+    let lines = IndexedLines::new(region.text);
     let first_line = map.line_of(region.offset);
     let mut reader = RegionReader { region, map, parsed, lines: &lines, first_line, section: None, in_hunk: false };
     let mut i = 0;
@@ -272,8 +268,9 @@ struct RegionReader<'r, 'p> {
     region: &'r Region<'r>,
     map: &'r SourceMap,
     parsed: &'p mut Parsed<FilePatch>,
-    /// Each line's offset in the reply and its text without the ending.
-    lines: &'r [(usize, &'r str)],
+    /// The region's lines, found from their starts: a vector of slices
+    /// beside them was 24 bytes a line of the plugin's memory.
+    lines: &'r IndexedLines<'r>,
     /// The reply line of `lines[0]`: line `i` is this plus `i`, known
     /// without a search of the source map per line.
     first_line: u32,
@@ -282,11 +279,16 @@ struct RegionReader<'r, 'p> {
     in_hunk: bool,
 }
 
-impl RegionReader<'_, '_> {
+impl<'r> RegionReader<'r, '_> {
+    /// Line `i`'s offset in the reply and its text without the ending.
+    fn at(&self, i: usize) -> (usize, &'r str) {
+        (self.region.offset + self.lines.offset(i), strip_ending(self.lines.line(i)))
+    }
+
     /// Read line `i` (and the next, for a `---`/`+++` pair); how many lines it took.
     fn line(&mut self, i: usize) -> usize {
-        let line = self.lines[i].1;
-        let next = self.lines.get(i + 1).map(|l| l.1);
+        let line = self.at(i).1;
+        let next = (i + 1 < self.lines.len()).then(|| self.at(i + 1).1);
         if let Some(rest) = line.strip_prefix("diff --git ") {
             let s = self.start_section(i);
             s.git = git_line_paths(rest);
@@ -312,7 +314,7 @@ impl RegionReader<'_, '_> {
 
     /// The offset where line `i` ends (its ending included).
     fn end_of(&self, i: usize) -> usize {
-        self.lines.get(i + 1).map_or(self.region.offset + self.region.text.len(), |l| l.0)
+        self.region.offset + self.lines.offset(i + 1)
     }
 
     /// The 1-based reply line of line `i`.
@@ -333,7 +335,7 @@ impl RegionReader<'_, '_> {
         if let Some(done) = self.section.take() {
             done.finish(self.region, self.map, self.parsed);
         }
-        let (at, start_line) = (self.lines[i].0, self.line_no(i));
+        let (at, start_line) = (self.at(i).0, self.line_no(i));
         self.section.insert(Section { start_line, start: at, end: at, ..Section::default() })
     }
 
@@ -355,7 +357,7 @@ impl RegionReader<'_, '_> {
 
     /// An `@@` line: a new hunk (its numbers warned about when unreadable).
     fn hunk_header(&mut self, i: usize) {
-        let (at, line) = self.lines[i];
+        let (at, line) = self.at(i);
         let line_no = self.line_no(i);
         if self.section.is_none() {
             self.start_section(i);
@@ -380,7 +382,7 @@ impl RegionReader<'_, '_> {
     /// A git extended header line (`rename from`, `new file mode`, `index`,
     /// ...) before the section's first hunk; false when line `i` is not one.
     fn extended_header(&mut self, i: usize) -> bool {
-        let (at, line) = self.lines[i];
+        let (at, line) = self.at(i);
         let s = self.section.as_mut().expect("checked by the caller");
         if let Some(p) = line.strip_prefix("rename from ") {
             s.rename_from = Some(p.trim().to_string());
@@ -412,7 +414,7 @@ impl RegionReader<'_, '_> {
     /// A line of a hunk's body; the first marked line after the headers (or
     /// in a fenced block of bare hunk lines) opens a hunk without an `@@`.
     fn body_line(&mut self, i: usize) {
-        let line = self.lines[i].1;
+        let line = self.at(i).1;
         let first = line.as_bytes().first().copied();
         let marked = matches!(first, Some(b' ' | b'+' | b'-'));
         let open_bare = !self.in_hunk
@@ -452,7 +454,7 @@ impl RegionReader<'_, '_> {
 
     /// `\ No newline at end of file`: about the hunk line before it.
     fn no_newline_marker(&mut self, i: usize) {
-        let (at, line) = self.lines[i];
+        let (at, line) = self.at(i);
         let hunk = self.section.as_mut().and_then(|s| s.hunks.last_mut()).expect("a hunk is open");
         match hunk.lines.last().map(|l| l.as_bytes()[0]) {
             Some(b'-') => hunk.old_no_eol = true,
@@ -520,7 +522,10 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
             parsed.commands.push(SuggestedCommand { command: block.body.trim_end().to_string(), span });
             continue;
         }
-        let has_markers = lines_with_endings(block.body).any(is_block_marker);
+        // A marker holds a run of five `<` or `>`: most blocks have none,
+        // and are not read line by line for one.
+        let may_have_markers = contains(block.body, "<<<<<") || contains(block.body, ">>>>>");
+        let has_markers = may_have_markers && lines_with_endings(block.body).any(is_block_marker);
         if has_markers {
             continue;
         }
