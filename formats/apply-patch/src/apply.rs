@@ -18,6 +18,7 @@ use agent_apply_sdk::matching::{
     find_block, merge_matches, normalize,
 };
 use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::trim;
 
 use crate::Hunk;
 
@@ -150,7 +151,7 @@ fn search<'h>(
     scope: &Scope,
     end_of_file: bool,
 ) -> Result<(BlockMatch, Vec<HunkLine<'h>>), MatchError> {
-    let blank = |l: &HunkLine<'_>| matches!(l, HunkLine::Context(t) if t.trim().is_empty());
+    let blank = |l: &HunkLine<'_>| matches!(l, HunkLine::Context(t) if trim(t).is_empty());
     let lead = lines.iter().take_while(|l| blank(l)).count();
     let trail = lines[lead..].iter().rev().take_while(|l| blank(l)).count();
     let mut variants = vec![lines.to_vec()];
@@ -281,7 +282,7 @@ fn block_end(hay: &Haystack<'_>, at: usize) -> usize {
     let width = indent_width(hay.lines()[at]);
     let lines = hay.lines();
     (at + 1..lines.len())
-        .find(|&i| !lines[i].trim().is_empty() && indent_width(lines[i]) <= width)
+        .find(|&i| !trim(lines[i]).is_empty() && indent_width(lines[i]) <= width)
         .map_or(lines.len(), |i| i + 1)
 }
 
@@ -341,7 +342,7 @@ fn missing(
         .at(LineRange::new(found.start as u32 + 1, found.end as u32));
     }
     let new = new_side(lines);
-    let substance: usize = new.iter().map(|l| l.trim().len()).sum();
+    let substance: usize = new.iter().map(|l| trim(l).len()).sum();
     if substance >= 8
         && let Ok(found) = find_block(hay, &new, scope.lower..hay.len(), &options)
     {

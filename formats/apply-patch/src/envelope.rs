@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::fence::fenced_blocks;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending, trim};
 use serde_json::Value;
 
 pub(crate) const BEGIN: &str = "*** Begin Patch";
@@ -101,7 +101,7 @@ pub(crate) fn sources<'a>(reply: &'a str, map: &SourceMap) -> (Vec<Source<'a>>, 
 
 fn has_marker_line(text: &str) -> bool {
     lines_with_endings(text).any(|l| {
-        let t = l.trim();
+        let t = trim(l);
         t == BEGIN || is_file_marker(t)
     })
 }
@@ -150,7 +150,9 @@ pub(crate) fn invocation(line: &str) -> Option<Invocation> {
 
 /// The lines of `text` with their byte offsets, endings stripped.
 pub(crate) fn offset_lines(text: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
+    // Sized once: grown by doubling, a 10 MB reply's vector was copied a
+    // dozen times into fresh memory of the plugin's.
+    let mut out = Vec::with_capacity(agent_apply_sdk::text::line_count(text));
     let mut offset = 0;
     for line in lines_with_endings(text) {
         out.push((offset, strip_ending(line)));
@@ -164,18 +166,18 @@ pub(crate) fn locate(source: &Source<'_>) -> Vec<Located> {
     let text = source.text.as_ref();
     let lines = offset_lines(text);
     // Without any `*** Begin Patch`, a file marker at a line's start opens the patch.
-    let has_begin = lines.iter().any(|(_, l)| l.trim() == BEGIN);
+    let has_begin = lines.iter().any(|(_, l)| trim(l) == BEGIN);
     let fences = fenced_blocks(text);
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let trimmed = lines[i].1.trim();
+        let trimmed = trim(lines[i].1);
         let opens = if has_begin { trimmed == BEGIN } else { is_file_marker(trimmed) && !lines[i].1.starts_with(' ') };
         if !opens {
             i += 1;
             continue;
         }
-        let heredoc = lines[..i].iter().rev().find(|(_, l)| !l.trim().is_empty()).and_then(|(_, l)| invocation(l));
+        let heredoc = lines[..i].iter().rev().find(|(_, l)| !trim(l).is_empty()).and_then(|(_, l)| invocation(l));
         let heredoc = heredoc.unwrap_or_default();
         let first = if has_begin { i + 1 } else { i };
         let (stop, ending, next) = find_end(&lines, first, heredoc.delimiter.as_deref());
@@ -203,12 +205,12 @@ pub(crate) fn locate(source: &Source<'_>) -> Vec<Located> {
 /// last line + 1, how, and where scanning resumes.
 fn find_end(lines: &[(usize, &str)], first: usize, delimiter: Option<&str>) -> (usize, Ending, usize) {
     for (j, (_, line)) in lines.iter().enumerate().skip(first) {
-        let trimmed = line.trim();
+        let trimmed = trim(line);
         if trimmed == END {
             // The heredoc's delimiter after `*** End Patch` belongs to it too.
-            let after = lines[j + 1..].iter().position(|(_, l)| !l.trim().is_empty()).map(|k| j + 1 + k);
+            let after = lines[j + 1..].iter().position(|(_, l)| !trim(l).is_empty()).map(|k| j + 1 + k);
             let next = match after {
-                Some(k) if delimiter.is_some_and(|d| lines[k].1.trim() == d) => k + 1,
+                Some(k) if delimiter.is_some_and(|d| trim(lines[k].1) == d) => k + 1,
                 _ => j + 1,
             };
             return (j, Ending::EndPatch, next);

@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::trim;
 
 use crate::envelope::{Ending, Located, Source, offset_lines};
 use crate::paths::resolve;
@@ -86,7 +87,7 @@ impl Parser<'_, '_> {
     fn run(&mut self) {
         let before = self.parsed.edits.len();
         while let Some(&(at, line)) = self.lines.get(self.i) {
-            let trimmed = line.trim();
+            let trimmed = trim(line);
             let result = if trimmed.is_empty() {
                 self.i += 1;
                 Ok(())
@@ -191,7 +192,7 @@ impl Parser<'_, '_> {
             }
             // Blank lines the model wrote without their `+`, inside the file
             // (found in one pass: a reply may hold a great many).
-            let next = self.lines[self.i..].iter().position(|(_, l)| !l.trim().is_empty()).map(|k| self.i + k);
+            let next = self.lines[self.i..].iter().position(|(_, l)| !trim(l).is_empty()).map(|k| self.i + k);
             match next {
                 Some(j) if j > self.i && self.lines[j].1.starts_with('+') => {
                     lines.extend(std::iter::repeat_n(ReplyText::from(String::new()), j - self.i));
@@ -219,7 +220,7 @@ impl Parser<'_, '_> {
         self.i += 1;
         let mut move_to = None;
         if let Some(&(move_at, line)) = self.lines.get(self.i)
-            && let Some(rest) = line.trim().strip_prefix("*** Move to:")
+            && let Some(rest) = trim(line).strip_prefix("*** Move to:")
         {
             move_to = Some(self.path(move_at, rest)?);
             self.i += 1;
@@ -253,7 +254,7 @@ impl Parser<'_, '_> {
         let mut scope_at: Option<usize> = None;
         let mut scopes: Vec<String> = Vec::new();
         while let Some(&(at, line)) = self.lines.get(self.i) {
-            let trimmed = line.trim();
+            let trimmed = trim(line);
             if trimmed == "*** End of File" {
                 let Some(mut hunk) = current.take() else {
                     return Err(self.error(

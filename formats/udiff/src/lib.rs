@@ -64,7 +64,7 @@ pub struct Hunk {
     /// Reply line of its `@@` header (or first line when it has none).
     pub reply_line: u32,
     /// The `@@` line, empty when the hunk had none.
-    pub header: String,
+    pub header: ReplyText,
     pub old_start: Option<u32>,
     pub old_count: Option<u32>,
     pub new_start: Option<u32>,
@@ -92,7 +92,7 @@ impl Hunk {
         Hunk {
             number,
             reply_line,
-            header: header.to_string(),
+            header: ReplyText::new(header),
             old_start,
             old_count,
             new_start,

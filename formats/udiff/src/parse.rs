@@ -8,7 +8,6 @@ use std::cmp::Ordering;
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::{looks_like_path, path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::source::IndexedLines;
 use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending};
 
 pub(crate) use crate::parse_paths::header_path;
@@ -36,6 +35,39 @@ pub(crate) fn is_block_marker(line: &str) -> bool {
 
 /// `@@ -a,b +c,d @@ ...`: the numbers, when the header has them.
 pub(crate) fn hunk_numbers(header: &str) -> Option<(u32, Option<u32>, u32, Option<u32>)> {
+    plain_hunk_numbers(header).or_else(|| any_hunk_numbers(header))
+}
+
+/// [`hunk_numbers`] of a header as tools write it (`@@ -12,3 +12,4 @@`:
+/// ASCII digits, single spaces), read byte by byte; `None` for any other
+/// header, which [`any_hunk_numbers`] reads. A reply of 17,000 hunks spent
+/// a thousand instructions on each header's words and number parsing.
+pub(crate) fn plain_hunk_numbers(header: &str) -> Option<(u32, Option<u32>, u32, Option<u32>)> {
+    let bytes = header.as_bytes().strip_prefix(b"@@ -")?;
+    // Digits, then `,` and digits or not; the rest after them.
+    let number = |bytes: &[u8]| -> Option<(u32, usize)> {
+        let digits = bytes.iter().take(9).take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || bytes.get(digits).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        Some((bytes[..digits].iter().fold(0, |n, &b| n * 10 + u32::from(b - b'0')), digits))
+    };
+    let pair = |bytes: &[u8]| -> Option<((u32, Option<u32>), usize)> {
+        let (a, used) = number(bytes)?;
+        match bytes.get(used) {
+            Some(b',') => number(&bytes[used + 1..]).map(|(b, more)| ((a, Some(b)), used + 1 + more)),
+            _ => Some(((a, None), used)),
+        }
+    };
+    let ((a, b), used) = pair(bytes)?;
+    let rest = bytes[used..].strip_prefix(b" +")?;
+    let ((c, d), used) = pair(rest)?;
+    matches!(rest.get(used), None | Some(b' ')).then_some((a, b, c, d))
+}
+
+/// [`hunk_numbers`] of any header: words split at any white space, each
+/// number as `str::parse` reads it.
+pub(crate) fn any_hunk_numbers(header: &str) -> Option<(u32, Option<u32>, u32, Option<u32>)> {
     let rest = header.strip_prefix("@@")?.trim_start_matches('@').trim_start();
     let mut words = rest.split_whitespace();
     let old = words.next()?.strip_prefix('-')?;
@@ -251,7 +283,12 @@ impl Section {
 }
 
 fn parse_region(region: &Region<'_>, map: &SourceMap, parsed: &mut Parsed<FilePatch>) {
-    let lines = IndexedLines::new(region.text);
+    let mut lines: Vec<(usize, &str)> = Vec::with_capacity(agent_apply_sdk::text::line_count(region.text));
+    let mut offset = region.offset;
+    for line in lines_with_endings(region.text) {
+        lines.push((offset, strip_ending(line)));
+        offset += line.len();
+    }
     let first_line = map.line_of(region.offset);
     let mut reader = RegionReader { region, map, parsed, lines: &lines, first_line, section: None, in_hunk: false };
     let mut i = 0;
@@ -268,9 +305,8 @@ struct RegionReader<'r, 'p> {
     region: &'r Region<'r>,
     map: &'r SourceMap,
     parsed: &'p mut Parsed<FilePatch>,
-    /// The region's lines, found from their starts: a vector of slices
-    /// beside them was 24 bytes a line of the plugin's memory.
-    lines: &'r IndexedLines<'r>,
+    /// Each line's offset in the reply and its text without the ending.
+    lines: &'r [(usize, &'r str)],
     /// The reply line of `lines[0]`: line `i` is this plus `i`, known
     /// without a search of the source map per line.
     first_line: u32,
@@ -282,13 +318,13 @@ struct RegionReader<'r, 'p> {
 impl<'r> RegionReader<'r, '_> {
     /// Line `i`'s offset in the reply and its text without the ending.
     fn at(&self, i: usize) -> (usize, &'r str) {
-        (self.region.offset + self.lines.offset(i), strip_ending(self.lines.line(i)))
+        self.lines[i]
     }
 
     /// Read line `i` (and the next, for a `---`/`+++` pair); how many lines it took.
     fn line(&mut self, i: usize) -> usize {
         let line = self.at(i).1;
-        let next = (i + 1 < self.lines.len()).then(|| self.at(i + 1).1);
+        let next = self.lines.get(i + 1).map(|l| l.1);
         if let Some(rest) = line.strip_prefix("diff --git ") {
             let s = self.start_section(i);
             s.git = git_line_paths(rest);
@@ -314,7 +350,7 @@ impl<'r> RegionReader<'r, '_> {
 
     /// The offset where line `i` ends (its ending included).
     fn end_of(&self, i: usize) -> usize {
-        self.region.offset + self.lines.offset(i + 1)
+        self.lines.get(i + 1).map_or(self.region.offset + self.region.text.len(), |l| l.0)
     }
 
     /// The 1-based reply line of line `i`.

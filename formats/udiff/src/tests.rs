@@ -368,3 +368,31 @@ proptest! {
         prop_assert_eq!(parse::is_block_marker(&line), rule, "{:?}", line);
     }
 }
+
+proptest! {
+    /// Headers as tools write them are read byte by byte, and give what
+    /// the word-by-word reading gives; any other header is left to it.
+    #[test]
+    fn plain_hunk_headers_read_as_any_header_does(
+        header in prop_oneof![
+            "@@ -[0-9+]{1,11}(,[0-9]{1,3})?( |  |\t|x )\\+[0-9]{1,11}(,[0-9x]{1,3})?( @@|@@|x|\t@@| @@ fn x|)",
+            "@@ ?[-+]{0,2}[0-9]{0,11}(,[0-9+]{0,3})?[ \t]{0,2}[+-]?[0-9]{0,10}(,[0-9]{0,3})?[ \t@x]{0,3}[ a-z@]{0,4}",
+        ],
+    ) {
+        let plain = parse::plain_hunk_numbers(&header);
+        if plain.is_some() {
+            prop_assert_eq!(plain, parse::any_hunk_numbers(&header), "{:?}", header);
+        }
+        prop_assert_eq!(parse::hunk_numbers(&header), parse::any_hunk_numbers(&header), "{:?}", header);
+    }
+}
+
+#[test]
+fn tool_written_hunk_headers_take_the_byte_reader() {
+    assert_eq!(parse::plain_hunk_numbers("@@ -12,3 +12,4 @@ fn main()"), Some((12, Some(3), 12, Some(4))));
+    assert_eq!(parse::plain_hunk_numbers("@@ -1 +1 @@"), Some((1, None, 1, None)));
+    assert_eq!(parse::plain_hunk_numbers("@@ -007,2 +8"), Some((7, Some(2), 8, None)));
+    assert_eq!(parse::plain_hunk_numbers("@@  -1 +1 @@"), None);
+    assert_eq!(parse::plain_hunk_numbers("@@ -1,2 +3,4\t@@"), None);
+    assert_eq!(parse::plain_hunk_numbers("@@ -1234567890 +1 @@"), None);
+}
