@@ -42,6 +42,12 @@ impl JsonString {
         raw.starts_with('"').then(|| JsonString(ReplyText::new(raw)))
     }
 
+    /// How many bytes the string takes as written, quotes included: at
+    /// least as many as it has unescaped (room to make for its text).
+    pub fn written_len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The string, unescaped: borrowed when it has no escapes. `Err` when
     /// the text is no JSON string (a payload altered on its way back).
     pub fn decoded(&self) -> Result<Cow<'_, str>, String> {

@@ -176,7 +176,16 @@ impl NewText {
     /// The lines. `Err` when a kept JSON string no longer reads as one.
     pub fn lines(&self) -> Result<Cow<'_, NewLines>, String> {
         match self {
-            NewText::Json { json, .. } => Ok(Cow::Owned(NewLines::of_text(&json.decoded()?))),
+            // A text whose only escapes are `\n` is read where it lies: no
+            // unescaped copy to split again.
+            NewText::Json { json, lines } => Ok(Cow::Owned(match json.plain_lines() {
+                Some(plain) => {
+                    let mut new = NewLines::with_capacity(json.written_len(), *lines as usize);
+                    plain.for_each(|line| new.push(line));
+                    new
+                }
+                None => NewLines::of_text(&json.decoded()?),
+            })),
             NewText::Lines(lines) => Ok(Cow::Borrowed(lines)),
         }
     }

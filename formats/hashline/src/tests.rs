@@ -614,3 +614,18 @@ proptest! {
         prop_assert_eq!(super::has_op_key(&reply), has_op_key_by_line(&reply));
     }
 }
+
+proptest! {
+    /// A kept JSON text's lines are its unescaped text's lines, whether they
+    /// are read in place (only `\n` escapes) or from an unescaped copy.
+    #[test]
+    fn kept_json_text_reads_as_its_unescaped_lines(text in "[a\n\r\"é]{0,12}") {
+        let raw = serde_json::to_string(&text).expect("a string");
+        let json = agent_apply_sdk::json::JsonString::from_raw(&raw).expect("a JSON string");
+        let lines = json.line_count() as u32;
+        let kept = super::NewText::Json { json, lines };
+        let expected = super::NewLines::of_text(&text);
+        let got = kept.lines().expect("readable");
+        prop_assert_eq!(got.iter().collect::<Vec<_>>(), expected.iter().collect::<Vec<_>>());
+    }
+}
