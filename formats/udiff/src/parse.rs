@@ -315,15 +315,10 @@ struct RegionReader<'r, 'p> {
     in_hunk: bool,
 }
 
-impl<'r> RegionReader<'r, '_> {
-    /// Line `i`'s offset in the reply and its text without the ending.
-    fn at(&self, i: usize) -> (usize, &'r str) {
-        self.lines[i]
-    }
-
+impl RegionReader<'_, '_> {
     /// Read line `i` (and the next, for a `---`/`+++` pair); how many lines it took.
     fn line(&mut self, i: usize) -> usize {
-        let line = self.at(i).1;
+        let line = self.lines[i].1;
         let next = self.lines.get(i + 1).map(|l| l.1);
         if let Some(rest) = line.strip_prefix("diff --git ") {
             let s = self.start_section(i);
@@ -371,7 +366,7 @@ impl<'r> RegionReader<'r, '_> {
         if let Some(done) = self.section.take() {
             done.finish(self.region, self.map, self.parsed);
         }
-        let (at, start_line) = (self.at(i).0, self.line_no(i));
+        let (at, start_line) = (self.lines[i].0, self.line_no(i));
         self.section.insert(Section { start_line, start: at, end: at, ..Section::default() })
     }
 
@@ -393,7 +388,7 @@ impl<'r> RegionReader<'r, '_> {
 
     /// An `@@` line: a new hunk (its numbers warned about when unreadable).
     fn hunk_header(&mut self, i: usize) {
-        let (at, line) = self.at(i);
+        let (at, line) = self.lines[i];
         let line_no = self.line_no(i);
         if self.section.is_none() {
             self.start_section(i);
@@ -418,7 +413,7 @@ impl<'r> RegionReader<'r, '_> {
     /// A git extended header line (`rename from`, `new file mode`, `index`,
     /// ...) before the section's first hunk; false when line `i` is not one.
     fn extended_header(&mut self, i: usize) -> bool {
-        let (at, line) = self.at(i);
+        let (at, line) = self.lines[i];
         let s = self.section.as_mut().expect("checked by the caller");
         if let Some(p) = line.strip_prefix("rename from ") {
             s.rename_from = Some(p.trim().to_string());
@@ -450,7 +445,7 @@ impl<'r> RegionReader<'r, '_> {
     /// A line of a hunk's body; the first marked line after the headers (or
     /// in a fenced block of bare hunk lines) opens a hunk without an `@@`.
     fn body_line(&mut self, i: usize) {
-        let line = self.at(i).1;
+        let line = self.lines[i].1;
         let first = line.as_bytes().first().copied();
         let marked = matches!(first, Some(b' ' | b'+' | b'-'));
         let open_bare = !self.in_hunk
@@ -490,7 +485,7 @@ impl<'r> RegionReader<'r, '_> {
 
     /// `\ No newline at end of file`: about the hunk line before it.
     fn no_newline_marker(&mut self, i: usize) {
-        let (at, line) = self.at(i);
+        let (at, line) = self.lines[i];
         let hunk = self.section.as_mut().and_then(|s| s.hunks.last_mut()).expect("a hunk is open");
         match hunk.lines.last().map(|l| l.as_bytes()[0]) {
             Some(b'-') => hunk.old_no_eol = true,
