@@ -431,16 +431,16 @@ impl TextStyle {
     /// The style of existing content.
     pub fn detect(content: &str) -> Self {
         let (bom, body) = split_bom(content);
-        // Counted with memchr, not a substring search: most files hold no `\r`.
+        // Most files hold no `\r`: one memchr says so, and their lines
+        // need not be counted.
         let bytes = body.as_bytes();
-        let newlines = memchr::memchr_iter(b'\n', bytes).count();
-        let crlf = match memchr::memchr(b'\r', bytes) {
-            Some(first) => memchr::memmem::find_iter(&bytes[first..], b"\r\n").count(),
-            None => 0,
-        };
+        let crlf_mostly = memchr::memchr(b'\r', bytes).is_some_and(|first| {
+            let crlf = memchr::memmem::find_iter(&bytes[first..], b"\r\n").count();
+            crlf * 2 > memchr::memchr_iter(b'\n', bytes).count()
+        });
         TextStyle {
             bom,
-            eol: if crlf * 2 > newlines { Eol::CrLf } else { Eol::Lf },
+            eol: if crlf_mostly { Eol::CrLf } else { Eol::Lf },
             final_newline: body.is_empty() || body.ends_with('\n'),
         }
     }
@@ -611,6 +611,10 @@ mod tests {
         assert_eq!(TextStyle::detect("a\r\nb\r\n"), TextStyle { bom: false, eol: Eol::CrLf, final_newline: true });
         assert_eq!(TextStyle::detect("\u{feff}a\nb"), TextStyle { bom: true, eol: Eol::Lf, final_newline: false });
         assert_eq!(TextStyle::detect(""), TextStyle::default());
+        // Mixed endings: the style of most lines; a lone `\r` ends none.
+        assert_eq!(TextStyle::detect("a\r\nb\r\nc\n").eol, Eol::CrLf);
+        assert_eq!(TextStyle::detect("a\r\nb\nc\n").eol, Eol::Lf);
+        assert_eq!(TextStyle::detect("a\rb\rc\n").eol, Eol::Lf);
     }
 
     #[test]
