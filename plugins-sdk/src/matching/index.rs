@@ -5,21 +5,25 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use crate::text::{lines_with_endings, same_text, splice_at, splice_lines, split_bom, strip_ending};
+use crate::text::{same_text, splice_at, splice_lines, split_bom, strip_ending};
 
 use super::*;
 
+#[inline]
 pub(super) fn hash_str(s: &str) -> u64 {
     // Eight bytes at a time, then a final avalanche so rolling sums spread well.
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let bytes = s.as_bytes();
     let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        h = (h ^ word).wrapping_mul(K).rotate_left(31);
+    // Split off word by word rather than `chunks_exact`: a file's every
+    // line is hashed, and the chunk iterator's bookkeeping cost as much as
+    // the mixing.
+    let mut rest = bytes;
+    while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+        h = (h ^ u64::from_le_bytes(*word)).wrapping_mul(K).rotate_left(31);
+        rest = tail;
     }
-    h = (h ^ last_bytes(bytes, chunks.remainder().len())).wrapping_mul(K);
+    h = (h ^ last_bytes(bytes, rest.len())).wrapping_mul(K);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -67,6 +71,7 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
+#[inline]
 pub(super) fn line_key(line: &str, level: Level) -> u64 {
     match level {
         // The index hashes every line of a file at this level first, and
@@ -109,7 +114,7 @@ impl<'a> Haystack<'a> {
         let (_, body) = split_bom(content);
         // Sized up front: growing by doubling would copy it several times.
         let mut lines = Vec::with_capacity(crate::text::line_count(body));
-        lines.extend(lines_with_endings(body).map(strip_ending));
+        crate::text::for_each_line(body, |line| lines.push(strip_ending(line)));
         Haystack { body: Some(body), ..Haystack::new(lines) }
     }
 
