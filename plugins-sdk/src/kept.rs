@@ -51,7 +51,7 @@ impl Kept {
             .map(|index| {
                 let mut reference = String::with_capacity(prefix.len() + 20);
                 reference.push_str(&prefix);
-                push_decimal(&mut reference, index);
+                crate::message::push_decimal(&mut reference, index as u64);
                 reference
             })
             .collect();
@@ -91,21 +91,6 @@ impl Kept {
     }
 }
 
-/// `n` in decimal, appended without the formatting machinery.
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,14 +110,5 @@ mod tests {
         assert!(kept.take::<String>(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
         assert!(kept.take::<String>("kept:x").unwrap().unwrap_err().contains("malformed"));
         assert_eq!(kept.take::<String>(&second[0]), Some(Ok((0, "c".to_string()))));
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn decimals_are_written_as_display_writes_them(n: usize) {
-            let mut out = "x".to_string();
-            push_decimal(&mut out, n);
-            proptest::prop_assert_eq!(out, format!("x{n}"));
-        }
     }
 }

@@ -61,6 +61,7 @@ pub mod json;
 mod kept;
 pub mod markers;
 pub mod matching;
+pub mod message;
 #[cfg(not(target_family = "wasm"))]
 pub mod native;
 pub mod paths;

@@ -2,8 +2,8 @@
 //! order, then one forward pass over the original lines.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
+use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
 
@@ -339,7 +339,7 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>, new_lines: &New
     let path = file.path;
     let outcomes = messages.into_iter().map(|(i, message, lines)| {
         let message = if i == last_index {
-            format!("File '{path}' has been updated. It now has {total} lines.")
+            message!("File '", path, "' has been updated. It now has ", total, " lines.")
         } else {
             message
         };
@@ -350,19 +350,35 @@ fn splice(file: &EditedFile<'_>, mut standing: Vec<Indexed<'_>>, new_lines: &New
 
 /// What an applied edit did, its `added` lines in place of its range, with
 /// the lines its text now has (`new_start` on) after the edits above it.
+/// Written piece by piece (`message!`): a reply of 20,000 edits makes
+/// 20,000 of these.
 fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> String {
     let removed = (op.end + 1 - op.start) as usize;
-    let mut message = if op.is_insertion() {
-        format!("inserted {} before line {} of {path}", LineCount(added), op.start)
-    } else if added == 0 {
-        format!("deleted lines {} of {path}", op.range_text())
-    } else {
-        format!("replaced lines {} of {path} ({}) with {}", op.range_text(), LineCount(removed), LineCount(added))
+    let (now, span) = match added {
+        0 => ("", None),
+        _ => (", now ", Some(LineSpan(new_start, new_start + added as u32 - 1))),
     };
-    if added > 0 {
-        let _ = write!(message, ", now {}", LineSpan(new_start, new_start + added as u32 - 1));
+    if op.is_insertion() {
+        message!("inserted ", LineCount(added), " before line ", op.start, " of ", path, now, span)
+    } else if added == 0 {
+        message!("deleted lines ", op.start, "-", op.end, " of ", path)
+    } else {
+        let (start, end) = (op.start, op.end);
+        message!(
+            "replaced lines ",
+            start,
+            "-",
+            end,
+            " of ",
+            path,
+            " (",
+            LineCount(removed),
+            ") with ",
+            LineCount(added),
+            now,
+            span
+        )
     }
-    message
 }
 
 /// Every non-blank replacement line starts with `N: `, numbers in sequence.

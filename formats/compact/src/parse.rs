@@ -3,6 +3,7 @@
 //! that follow either.
 
 use agent_apply_sdk::fence::{Fence, fenced_blocks, is_shell_info};
+use agent_apply_sdk::message;
 use agent_apply_sdk::paths::{looks_like_path, normalize, path_before};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::source::IndexedLines;
@@ -138,10 +139,11 @@ fn is_blank(line: &str) -> bool {
 
 fn summary(range: &Range, count: usize) -> String {
     let (s, e) = (range.start, range.end);
+    // Written piece by piece (`message!`): one per edit of the reply.
     match (e < s, count) {
-        (true, n) => format!("insert {} before line {s}", LineCount(n)),
-        (false, 0) => format!("delete {}", LineSpan(s, e)),
-        (false, n) => format!("replace {} with {}", LineSpan(s, e), LineCount(n)),
+        (true, n) => message!("insert ", LineCount(n), " before line ", s),
+        (false, 0) => message!("delete ", LineSpan(s, e)),
+        (false, n) => message!("replace ", LineSpan(s, e), " with ", LineCount(n)),
     }
 }
 

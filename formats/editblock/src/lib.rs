@@ -13,9 +13,8 @@
 //! whitespace, `...` and look-alike drift still apply, but a block that
 //! matches in two places is refused rather than applied at the first.
 
-use std::fmt::Write as _;
-
 use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blocks_at_once};
+use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
@@ -228,20 +227,17 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
 /// SEARCH line, shortened, is found when a message is made, not kept with
 /// each of a large reply's blocks.
 fn label(block: &Block) -> String {
-    let mut label = String::new();
-    write_label(&mut label, block);
-    label
+    let (open, line, close) = quoted_search(block);
+    message!("block ", block.number, " (reply line ", block.reply_line, open, line, close, ")")
 }
 
-/// [`label`], written where the message is made (a reply of 20,000 blocks
-/// makes 20,000 messages).
-fn write_label(out: &mut String, block: &Block) {
-    let _ = write!(out, "block {} (reply line {}", block.number, block.reply_line);
-    if let Some(line) = block.search.lines().find(|l| !l.trim().is_empty()) {
-        let (line, cut) = quote(line);
-        let _ = write!(out, ", `{line}{}`", if cut { "…" } else { "" });
+/// The label's quote of the block's first SEARCH line that is not blank,
+/// in three pieces (opening, line, closing), or three empty ones.
+fn quoted_search(block: &Block) -> (&'static str, &str, &'static str) {
+    match block.search.lines().find(|l| !l.trim().is_empty()).map(quote) {
+        Some((line, cut)) => (", `", line, if cut { "…`" } else { "`" }),
+        None => ("", "", ""),
     }
-    out.push(')');
 }
 
 /// A line for a message: trimmed, and cut at 60 characters (`true` if cut).
@@ -253,10 +249,26 @@ fn quote(line: &str) -> (&str, bool) {
     }
 }
 
+/// Written piece by piece (`message!`): a reply of 20,000 blocks makes
+/// 20,000 of these.
 fn replaced_lines(block: &Block, path: &str, level: Level, lines: LineRange) -> Applied {
-    let mut message = String::with_capacity(128);
-    write_label(&mut message, block);
-    let _ = write!(message, ": replaced lines {}-{} of {path}{}", lines.start, lines.end, level_note(level));
+    let (open, line, close) = quoted_search(block);
+    let message = message!(
+        "block ",
+        block.number,
+        " (reply line ",
+        block.reply_line,
+        open,
+        line,
+        close,
+        "): replaced lines ",
+        lines.start,
+        "-",
+        lines.end,
+        " of ",
+        path,
+        level_note(level),
+    );
     Applied { message, lines: Some(lines), applied_path: None }
 }
 

@@ -1,6 +1,7 @@
 //! Reading SEARCH/REPLACE blocks out of a model's reply.
 
 use agent_apply_sdk::fence::{is_shell_info, opening_info};
+use agent_apply_sdk::message;
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::source::IndexedLines;
@@ -346,9 +347,9 @@ fn finish(
     let search_lines = primary;
     let replace_lines = block.body.len() - primary - 1;
     let summary = if search.trim().is_empty() {
-        format!("create or append ({})", LineCount(replace_lines))
+        message!("create or append (", LineCount(replace_lines), ")")
     } else {
-        format!("replace {} with {replace_lines}", LineCount(search_lines))
+        message!("replace ", LineCount(search_lines), " with ", replace_lines)
     };
     parsed.edits.push(ParsedEdit {
         path,

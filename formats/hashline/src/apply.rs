@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use agent_apply_sdk::matching::LadderOptions;
+use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::view::{merge_ranges, render_ranges};
 
@@ -62,7 +63,7 @@ impl FileEdits<'_> {
 
     /// Fail edit `index` with `failure`, its message led by the edit's label.
     fn fail(&mut self, index: usize, failure: EditFailure) {
-        let message = format!("{} on {}: {}", self.label(index), self.path, failure.message);
+        let message = message!(self.label(index), " on ", self.path, ": ", failure.message);
         self.results.insert(index, Err(EditFailure { message, ..failure }));
     }
 
@@ -225,7 +226,7 @@ impl FileEdits<'_> {
         let mut message = if same {
             format!("{label} on {path}: no change ({} already reads so)", range_or_gap(p))
         } else {
-            format!("{label} on {path}: {}", p.what)
+            message!(label, " on ", path, ": ", p.what)
         };
         for note in &p.notes {
             message.push_str("; ");

@@ -23,6 +23,8 @@ use std::fmt;
 
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::matching::LadderOptions;
+use agent_apply_sdk::message;
+use agent_apply_sdk::message::Piece;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{contains, find_all, line_count, lines_with_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
@@ -48,7 +50,21 @@ pub struct Anchor {
 
 impl fmt::Display for Anchor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.hash.is_empty() { write!(f, "{}", self.line) } else { write!(f, "{}:{}", self.line, self.hash) }
+        f.write_str(&message!(self))
+    }
+}
+
+/// `12:a3`, or `12` with no hash: for the messages made per edit.
+impl Piece for Anchor {
+    fn size(&self) -> usize {
+        self.line.size() + if self.hash.is_empty() { 0 } else { 1 + self.hash.len() }
+    }
+    fn push_to(&self, out: &mut String) {
+        self.line.push_to(out);
+        if !self.hash.is_empty() {
+            out.push(':');
+            out.push_str(&self.hash);
+        }
     }
 }
 
@@ -70,15 +86,18 @@ impl Operation {
     /// One line for humans.
     pub fn summary(&self) -> String {
         let n = NewText::len;
+        // Written piece by piece (`message!`): one per edit of the reply.
         match self {
-            Operation::SetLine { anchor, new_text } if new_text.is_empty() => format!("delete line {anchor}"),
-            Operation::SetLine { anchor, new_text } => format!("set line {anchor} ({})", LineCount(n(new_text))),
-            Operation::ReplaceLines { start, end, new_text } => {
-                format!("replace lines {start}..{end} with {}", LineCount(n(new_text)))
+            Operation::SetLine { anchor, new_text } if new_text.is_empty() => message!("delete line ", anchor),
+            Operation::SetLine { anchor, new_text } => {
+                message!("set line ", anchor, " (", LineCount(n(new_text)), ")")
             }
-            Operation::InsertAfter { anchor, text } => format!("insert {} after {anchor}", LineCount(n(text))),
+            Operation::ReplaceLines { start, end, new_text } => {
+                message!("replace lines ", start, "..", end, " with ", LineCount(n(new_text)))
+            }
+            Operation::InsertAfter { anchor, text } => message!("insert ", LineCount(n(text)), " after ", anchor),
             Operation::Replace { old_text, new_text } => {
-                format!("replace {} of text with {}", LineCount(line_count(old_text)), line_count(new_text))
+                message!("replace ", LineCount(line_count(old_text)), " of text with ", line_count(new_text))
             }
         }
     }

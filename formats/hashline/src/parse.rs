@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
+use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{joined_lines, lines_with_endings, offset_in, strip_ending};
@@ -435,7 +436,7 @@ pub fn parse(reply: &str) -> Parsed<HashEdit> {
         reader.out.edits.sort_by_key(|e| e.span.start);
     }
     for (index, edit) in reader.out.edits.iter_mut().enumerate() {
-        edit.op.label = format!("edit {} (reply line {})", index + 1, edit.span.first_line);
+        edit.op.label = message!("edit ", index + 1, " (reply line ", edit.span.first_line, ")");
     }
     reader.out.diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
     reader.out

@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
 };
+use agent_apply_sdk::message;
+use agent_apply_sdk::message::Piece;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{
     Eol, find_all, line_count, lines_with_endings, newline_count, splice_lines, split_bom, strip_ending,
@@ -128,12 +130,12 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     let first = starts[0] as u32 + 1;
     let last = (starts[starts.len() - 1] + span.max(1)) as u32;
     let lines = LineRange::new(first, last);
-    let how = replaced_exactly(lines, places.len()).to_string();
+    let how = message!(replaced_exactly(lines, places.len()));
     Ok(Some(Done { content: out, lines: Some(lines), how, matched: exact_match(places.len()) }))
 }
 
 /// What an exact replacement of `places` places, spanning `lines`, did.
-pub(crate) fn replaced_exactly(lines: LineRange, places: usize) -> impl std::fmt::Display {
+pub(crate) fn replaced_exactly(lines: LineRange, places: usize) -> impl Piece {
     ReplacedExactly { lines, places }
 }
 
@@ -143,13 +145,30 @@ struct ReplacedExactly {
     places: usize,
 }
 
-impl std::fmt::Display for ReplacedExactly {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (first, last) = (self.lines.start, self.lines.end);
+impl ReplacedExactly {
+    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+        let (first, last) = (&self.lines.start, &self.lines.end);
         match self.places {
-            1 => write!(f, "replaced lines {first}-{last} (exact match)"),
-            n => write!(f, "replaced all {n} occurrences, lines {first}-{last} (exact matches, replace_all)"),
+            1 => write(&[&"replaced lines ", first, &"-", last, &" (exact match)"]),
+            n => write(&[
+                &"replaced all ",
+                &n,
+                &" occurrences, lines ",
+                first,
+                &"-",
+                last,
+                &" (exact matches, replace_all)",
+            ]),
         }
+    }
+}
+
+impl Piece for ReplacedExactly {
+    fn size(&self) -> usize {
+        self.with_pieces(message::size)
+    }
+    fn push_to(&self, out: &mut String) {
+        self.with_pieces(|pieces| message::push(out, pieces))
     }
 }
 

@@ -18,6 +18,8 @@
 use std::borrow::Cow;
 
 use agent_apply_sdk::json::JsonString;
+use agent_apply_sdk::message;
+use agent_apply_sdk::message::Piece;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{LineCount, contains};
 use agent_apply_sdk::view::render_ranges;
@@ -121,28 +123,40 @@ impl Action<Text> {
 impl Action<Text> {
     /// One line for humans, written into the edit's summary (no string of
     /// its own).
-    pub fn summary(&self) -> impl std::fmt::Display + '_ {
+    pub fn summary(&self) -> impl Piece + '_ {
         ActionSummary(self)
     }
 }
 
-/// What [`Action::summary`] writes.
+/// What [`Action::summary`] writes, piece by piece (`message!`): one per
+/// call of the reply.
 struct ActionSummary<'a>(&'a Action<Text>);
 
-impl std::fmt::Display for ActionSummary<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl ActionSummary<'_> {
+    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
         match self.0 {
-            Action::Replace(r) if r.old.is_empty() => write!(f, "create a file of {}", LineCount(r.new.line_count())),
+            Action::Replace(r) if r.old.is_empty() => write(&[&"create a file of ", &LineCount(r.new.line_count())]),
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                write!(f, "replace {} with {}{all}", LineCount(r.old.line_count()), r.new.line_count())
+                write(&[&"replace ", &LineCount(r.old.line_count()), &" with ", &r.new.line_count(), &all])
             }
-            Action::MultiEdit { edits } => write!(f, "{} replacements in order", edits.len()),
+            Action::MultiEdit { edits } => write(&[&edits.len(), &" replacements in order"]),
             Action::Insert { after_line, text } => {
-                write!(f, "insert {} after line {after_line}", LineCount(text.line_count()))
+                write(&[&"insert ", &LineCount(text.line_count()), &" after line ", after_line])
             }
-            Action::Write { content, .. } => write!(f, "write the whole file ({})", LineCount(content.line_count())),
+            Action::Write { content, .. } => {
+                write(&[&"write the whole file (", &LineCount(content.line_count()), &")"])
+            }
         }
+    }
+}
+
+impl Piece for ActionSummary<'_> {
+    fn size(&self) -> usize {
+        self.with_pieces(message::size)
+    }
+    fn push_to(&self, out: &mut String) {
+        self.with_pieces(|pieces| message::push(out, pieces))
     }
 }
 
@@ -161,7 +175,7 @@ pub struct Call {
 impl Call {
     /// `call 2 (`Edit`, reply line 7)`, for messages: written into the
     /// message itself, not kept with each of a large reply's calls.
-    pub fn label(&self) -> impl std::fmt::Display + '_ {
+    pub fn label(&self) -> impl Piece + '_ {
         CallLabel(self)
     }
 }
@@ -169,10 +183,19 @@ impl Call {
 /// What [`Call::label`] writes.
 struct CallLabel<'a>(&'a Call);
 
-impl std::fmt::Display for CallLabel<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl CallLabel<'_> {
+    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
         let call = self.0;
-        write!(f, "call {} (`{}`, reply line {})", call.number, call.tool, call.reply_line)
+        write(&[&"call ", &call.number, &" (`", &call.tool, &"`, reply line ", &call.reply_line, &")"])
+    }
+}
+
+impl Piece for CallLabel<'_> {
+    fn size(&self) -> usize {
+        self.with_pieces(message::size)
+    }
+    fn push_to(&self, out: &mut String) {
+        self.with_pieces(|pieces| message::push(out, pieces))
     }
 }
 
@@ -312,7 +335,7 @@ impl Format for ToolCalls {
         let call = &edit.op;
         let label = call.label();
         let prefix = |failure: EditFailure| EditFailure {
-            message: format!("{label} on {path}: {}", failure.message),
+            message: message!(label, " on ", path, ": ", failure.message),
             ..failure
         };
         // The host's path policy refuses these before apply; refused here
@@ -334,7 +357,7 @@ impl Format for ToolCalls {
         .map_err(prefix)?;
         workspace.write(path, done.content);
         workspace.note_match(done.matched);
-        Ok(Applied { message: format!("{label} on {path}: {}", done.how), lines: done.lines, applied_path: None })
+        Ok(Applied { message: message!(label, " on ", path, ": ", done.how), lines: done.lines, applied_path: None })
     }
 
     fn render(&self, file: &File, ranges: &[LineRange], options: Options<'_>) -> Result<String, String> {
@@ -365,7 +388,7 @@ fn replace_run(
     let (content, lines) = batch::replace_at_once(workspace.read(path)?, calls)?;
     workspace.write(path, content);
     let done = edits.iter().zip(lines).map(|(edit, lines)| {
-        let message = format!("{} on {path}: {}", edit.op.label(), apply::replaced_exactly(lines, 1));
+        let message = message!(edit.op.label(), " on ", path, ": ", apply::replaced_exactly(lines, 1));
         (Applied { message, lines: Some(lines), applied_path: None }, apply::exact_match(1))
     });
     Some(done.collect())

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, unescaped};
+use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::offset_in;
@@ -134,7 +135,7 @@ impl<'r> Reader<'r> {
         match read_call(&fields) {
             Ok(Found::Edit { path, tool, action }) => {
                 let path = repo_relative(&path, self.root);
-                let summary = format!("{tool}: {}", action.summary());
+                let summary = message!(tool, ": ", action.summary());
                 self.out.edits.push(ParsedEdit {
                     path,
                     related_paths: Vec::new(),

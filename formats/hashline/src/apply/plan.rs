@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use agent_apply_sdk::matching::replace_block;
+use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
 
@@ -203,8 +204,7 @@ pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings:
                 Err(failure) => return Planned::Failed(failure),
             };
             at_anchor(index, anchor, resolve(snap, anchor, settings, false), new, |line| {
-                let what =
-                    if new_text.is_empty() { format!("deleted line {line}") } else { format!("set line {line}") };
+                let what = message!(if new_text.is_empty() { "deleted line " } else { "set line " }, line);
                 (line as usize - 1, line as usize, what)
             })
         }
@@ -215,9 +215,9 @@ pub(super) fn plan(snap: &Snapshot<'_>, index: usize, edit: &HashEdit, settings:
             };
             at_anchor(index, anchor, resolve(snap, anchor, settings, true), new, |line| {
                 let what = if line == 0 {
-                    format!("inserted {} at the start", LineCount(text.len()))
+                    message!("inserted ", LineCount(text.len()), " at the start")
                 } else {
-                    format!("inserted {} after line {line}", LineCount(text.len()))
+                    message!("inserted ", LineCount(text.len()), " after line ", line)
                 };
                 (line as usize, line as usize, what)
             })
@@ -298,11 +298,7 @@ fn replace_lines(
         end: sb.0 as usize,
         notes,
         matched: if sa.1 { anchor_match(start, true) } else { anchor_match(end, sb.1) },
-        what: if new_text.is_empty() {
-            format!("deleted lines {}-{}", sa.0, sb.0)
-        } else {
-            format!("replaced lines {}-{}", sa.0, sb.0)
-        },
+        what: message!(if new_text.is_empty() { "deleted lines " } else { "replaced lines " }, sa.0, "-", sb.0),
         new: new_text,
     })
 }

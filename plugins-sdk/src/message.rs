@@ -1,0 +1,209 @@
+//! Messages written piece by piece, for the ones a format makes per edit.
+//!
+//! A reply of 20,000 edits makes 20,000 outcome messages and as many
+//! summaries. Inside a component `format!` costs a thousand instructions or
+//! more a message (dynamic dispatch per argument, padding logic, a string
+//! grown as it is written); these were a tenth of a large reply's parse and
+//! apply in the formats of many small edits. [`message!`](crate::message!)
+//! writes the same text by pushing each piece, sized once.
+//!
+//! ```
+//! use agent_apply_sdk::message;
+//! use agent_apply_sdk::text::{LineCount, LineSpan};
+//! let path = "src/a.rs";
+//! let text = message!("replaced ", LineSpan(3, 5), " of ", path, " with ", LineCount(1));
+//! assert_eq!(text, "replaced lines 3-5 of src/a.rs with 1 line");
+//! ```
+
+use crate::text::{LineCount, LineSpan};
+
+/// A piece of a message: its text is what `Display` would write.
+pub trait Piece {
+    /// How many bytes [`Piece::push_to`] writes (it sizes the message).
+    fn size(&self) -> usize;
+    /// Append the piece's text to `out`.
+    fn push_to(&self, out: &mut String);
+}
+
+/// The pieces, written one after the other into a string sized for them.
+/// What [`message!`](crate::message!) expands to.
+pub fn join(pieces: &[&dyn Piece]) -> String {
+    let mut out = String::with_capacity(size(pieces));
+    push(&mut out, pieces);
+    out
+}
+
+/// How many bytes `pieces` write: for a [`Piece`] made of others.
+pub fn size(pieces: &[&dyn Piece]) -> usize {
+    pieces.iter().map(|p| p.size()).sum()
+}
+
+/// Append `pieces` to `out`: for a [`Piece`] made of others.
+pub fn push(out: &mut String, pieces: &[&dyn Piece]) {
+    for piece in pieces {
+        piece.push_to(out);
+    }
+}
+
+/// A message made of pieces (text, numbers, [`LineCount`], [`LineSpan`]),
+/// each evaluated once: `message!("line ", n, " of ", path)` is
+/// `format!("line {n} of {path}")`, written without the formatting
+/// machinery.
+#[macro_export]
+macro_rules! message {
+    ($($piece:expr),+ $(,)?) => {
+        $crate::message::join(&[$(&$piece as &dyn $crate::message::Piece),+])
+    };
+}
+
+impl<T: Piece + ?Sized> Piece for &T {
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn push_to(&self, out: &mut String) {
+        (**self).push_to(out)
+    }
+}
+
+/// Nothing when `None`.
+impl<T: Piece> Piece for Option<T> {
+    fn size(&self) -> usize {
+        self.as_ref().map_or(0, Piece::size)
+    }
+    fn push_to(&self, out: &mut String) {
+        if let Some(piece) = self {
+            piece.push_to(out)
+        }
+    }
+}
+
+impl Piece for str {
+    fn size(&self) -> usize {
+        str::len(self)
+    }
+    fn push_to(&self, out: &mut String) {
+        out.push_str(self)
+    }
+}
+
+impl Piece for String {
+    fn size(&self) -> usize {
+        String::len(self)
+    }
+    fn push_to(&self, out: &mut String) {
+        out.push_str(self)
+    }
+}
+
+impl Piece for char {
+    fn size(&self) -> usize {
+        self.len_utf8()
+    }
+    fn push_to(&self, out: &mut String) {
+        out.push(*self)
+    }
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// `n` in decimal, appended. Numbers in messages fit 32 bits: their digits
+/// are taken in 32-bit arithmetic, which a component divides by 10 with a
+/// multiply (64-bit division there is a real divide per digit).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    let Ok(mut n) = u32::try_from(n) else {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{n}");
+        return;
+    };
+    let mut buffer = [0u8; 10];
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // SAFETY: the bytes from `at` on are ASCII digits.
+    out.push_str(unsafe { std::str::from_utf8_unchecked(&buffer[at..]) });
+}
+
+macro_rules! unsigned_pieces {
+    ($($t:ty),+) => {$(
+        impl Piece for $t {
+            fn size(&self) -> usize {
+                digits(*self as u64)
+            }
+            fn push_to(&self, out: &mut String) {
+                push_decimal(out, *self as u64)
+            }
+        }
+    )+};
+}
+
+unsigned_pieces!(u8, u16, u32, u64, usize);
+
+impl Piece for LineCount {
+    fn size(&self) -> usize {
+        digits(self.0 as u64) + if self.0 == 1 { " line".len() } else { " lines".len() }
+    }
+    fn push_to(&self, out: &mut String) {
+        push_decimal(out, self.0 as u64);
+        out.push_str(if self.0 == 1 { " line" } else { " lines" });
+    }
+}
+
+impl Piece for LineSpan {
+    fn size(&self) -> usize {
+        match *self {
+            LineSpan(first, last) if first == last => "line ".len() + digits(first.into()),
+            LineSpan(first, last) => "lines -".len() + digits(first.into()) + digits(last.into()),
+        }
+    }
+    fn push_to(&self, out: &mut String) {
+        match *self {
+            LineSpan(first, last) if first == last => {
+                out.push_str("line ");
+                push_decimal(out, first.into());
+            }
+            LineSpan(first, last) => {
+                out.push_str("lines ");
+                push_decimal(out, first.into());
+                out.push('-');
+                push_decimal(out, last.into());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn pieces_write_what_display_writes(n: u64, m: u32, k: u32, count in 0usize..3000, text in ".{0,12}", c: char) {
+            let small = (n % 1000) as u16;
+            let some = (m % 2 == 0).then_some(k);
+            let written = crate::message!(text.as_str(), n, "/", m, '|', small, c, LineCount(count), LineSpan(m, k), LineSpan(k, k), some, text.clone());
+            let shown = some.map(|k| k.to_string()).unwrap_or_default();
+            let displayed = format!("{text}{n}/{m}|{small}{c}{}{}{}{shown}{text}", LineCount(count), LineSpan(m, k), LineSpan(k, k));
+            prop_assert_eq!(&written, &displayed);
+            // Sized exactly: the lengths the pieces give are what they write.
+            prop_assert_eq!(written.capacity(), written.len());
+        }
+    }
+
+    #[test]
+    fn numbers_at_the_edges_of_their_digits() {
+        for n in [0u64, 1, 9, 10, 99, 100, 999_999, 1_000_000, u32::MAX as u64, u32::MAX as u64 + 1, u64::MAX] {
+            assert_eq!(crate::message!(n), n.to_string());
+        }
+        assert_eq!(crate::message!(LineCount(1), ", ", LineCount(0)), "1 line, 0 lines");
+    }
+}
