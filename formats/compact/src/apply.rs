@@ -363,12 +363,11 @@ fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> 
     } else if added == 0 {
         message!("deleted lines ", op.start, "-", op.end, " of ", path)
     } else {
-        let (start, end) = (op.start, op.end);
         message!(
             "replaced lines ",
-            start,
+            op.start,
             "-",
-            end,
+            op.end,
             " of ",
             path,
             " (",
