@@ -176,33 +176,6 @@ impl<'a> LinesWithEndings<'a> {
     }
 }
 
-/// Call `each` with every line of `text`, ending included, as
-/// [`lines_with_endings`] gives them. A loop over the bit masks with the
-/// caller's work inlined: building a file's line table this way took half
-/// the instructions of collecting the iterator (whose state lives in
-/// memory between calls).
-#[inline]
-pub fn for_each_line<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    let mut block = 0;
-    while block < bytes.len() {
-        let mut newlines = newline_mask(bytes, block);
-        while newlines != 0 {
-            let end = block + newlines.trailing_zeros() as usize + 1;
-            newlines &= newlines - 1;
-            // SAFETY: `start` and `end` are 0 or just past a `\n`, which is
-            // ASCII, so both are char boundaries of `text`, and `start <= end`.
-            each(unsafe { text.get_unchecked(start..end) });
-            start = end;
-        }
-        block += BLOCK;
-    }
-    if start < bytes.len() {
-        each(&text[start..]);
-    }
-}
-
 /// How many bytes [`newline_mask`] maps at once.
 const BLOCK: usize = 64;
 
@@ -694,13 +667,9 @@ mod tests {
         }
 
         #[test]
-        fn each_line_is_a_line_with_its_ending(text in "([a\r\u{e9}]{0,70}\n){0,4}[a\r\u{e9}]{0,70}") {
-            // Lines across the 64-byte blocks, `\r` anywhere, a last line
-            // with no `\n`, and two-byte chars.
-            let mut each = Vec::new();
-            for_each_line(&text, |line| each.push(line));
-            prop_assert_eq!(&each, &lines_with_endings(&text).collect::<Vec<_>>());
-            for line in each {
+        fn strip_ending_is_strip_suffix_by_chars(text in "([a\r\u{e9}]{0,70}\n){0,4}[a\r\u{e9}]{0,70}") {
+            // `\r` anywhere, a last line with no `\n`, and two-byte chars.
+            for line in lines_with_endings(&text) {
                 let by_chars = line.strip_suffix('\n').unwrap_or(line);
                 prop_assert_eq!(strip_ending(line), by_chars.strip_suffix('\r').unwrap_or(by_chars));
             }

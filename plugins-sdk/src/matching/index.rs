@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use crate::text::{same_text, splice_at, splice_lines, split_bom, strip_ending};
+use crate::text::{lines_with_endings, same_text, splice_at, splice_lines, split_bom, strip_ending};
 
 use super::*;
 
@@ -114,7 +114,7 @@ impl<'a> Haystack<'a> {
         let (_, body) = split_bom(content);
         // Sized up front: growing by doubling would copy it several times.
         let mut lines = Vec::with_capacity(crate::text::line_count(body));
-        crate::text::for_each_line(body, |line| lines.push(strip_ending(line)));
+        lines.extend(lines_with_endings(body).map(strip_ending));
         Haystack { body: Some(body), ..Haystack::new(lines) }
     }
 
