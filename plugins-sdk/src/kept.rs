@@ -47,14 +47,7 @@ impl Kept {
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
         let prefix = format!("{PREFIX}{}:", self.generation);
-        let references = (0..ops.len())
-            .map(|index| {
-                let mut reference = String::with_capacity(prefix.len() + 20);
-                reference.push_str(&prefix);
-                crate::message::push_decimal(&mut reference, index as u64);
-                reference
-            })
-            .collect();
+        let references = (0..ops.len()).map(|index| crate::message!(prefix, index)).collect();
         self.ops = Some(Box::new(ops));
         references
     }

@@ -33,16 +33,39 @@ pub fn join(pieces: &[&dyn Piece]) -> String {
     out
 }
 
-/// How many bytes `pieces` write: for a [`Piece`] made of others.
+/// How many bytes `pieces` write.
 pub fn size(pieces: &[&dyn Piece]) -> usize {
     pieces.iter().map(|p| p.size()).sum()
 }
 
-/// Append `pieces` to `out`: for a [`Piece`] made of others.
+/// Append `pieces` to `out`.
 pub fn push(out: &mut String, pieces: &[&dyn Piece]) {
     for piece in pieces {
         piece.push_to(out);
     }
+}
+
+/// A piece written as other pieces chosen when it is written (a label, a
+/// summary): implement `pieces`, and [`composite_piece!`](crate::composite_piece!)
+/// makes it a [`Piece`].
+pub trait Composite {
+    /// Call `write` with the pieces, in order.
+    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R;
+}
+
+/// `impl Piece` for types that implement [`Composite`].
+#[macro_export]
+macro_rules! composite_piece {
+    ($($composite:ty),+ $(,)?) => {$(
+        impl $crate::message::Piece for $composite {
+            fn size(&self) -> usize {
+                $crate::message::Composite::pieces(self, $crate::message::size)
+            }
+            fn push_to(&self, out: &mut ::std::string::String) {
+                $crate::message::Composite::pieces(self, |pieces| $crate::message::push(out, pieces))
+            }
+        }
+    )+};
 }
 
 /// A message made of pieces (text, numbers, [`LineCount`], [`LineSpan`]),
@@ -112,7 +135,7 @@ fn digits(n: u64) -> usize {
 /// `n` in decimal, appended. Numbers in messages fit 32 bits: their digits
 /// are taken in 32-bit arithmetic, which a component divides by 10 with a
 /// multiply (64-bit division there is a real divide per digit).
-pub(crate) fn push_decimal(out: &mut String, n: u64) {
+fn push_decimal(out: &mut String, n: u64) {
     let Ok(mut n) = u32::try_from(n) else {
         use std::fmt::Write as _;
         let _ = write!(out, "{n}");
@@ -197,6 +220,23 @@ mod tests {
             // Sized exactly: the lengths the pieces give are what they write.
             prop_assert_eq!(written.capacity(), written.len());
         }
+    }
+
+    struct Label(u32, &'static str);
+
+    impl Composite for Label {
+        fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+            write(&[&"call ", &self.0, &" (`", &self.1, &"`)"])
+        }
+    }
+
+    crate::composite_piece!(Label);
+
+    #[test]
+    fn a_composite_writes_and_sizes_its_pieces() {
+        let written = crate::message!(Label(12, "Edit"), " on a.rs");
+        assert_eq!(written, "call 12 (`Edit`) on a.rs");
+        assert_eq!(written.capacity(), written.len());
     }
 
     #[test]

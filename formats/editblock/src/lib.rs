@@ -15,6 +15,7 @@
 
 use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blocks_at_once};
 use agent_apply_sdk::message;
+use agent_apply_sdk::message::{Composite, Piece};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
 use serde::{Deserialize, Serialize};
@@ -227,9 +228,21 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
 /// SEARCH line, shortened, is found when a message is made, not kept with
 /// each of a large reply's blocks.
 fn label(block: &Block) -> String {
-    let (open, line, close) = quoted_search(block);
-    message!("block ", block.number, " (reply line ", block.reply_line, open, line, close, ")")
+    message!(Label(block))
 }
+
+/// What [`label`] writes, written straight into a message.
+struct Label<'a>(&'a Block);
+
+impl Composite for Label<'_> {
+    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+        let block = self.0;
+        let (open, line, close) = quoted_search(block);
+        write(&[&"block ", &block.number, &" (reply line ", &block.reply_line, &open, &line, &close, &")"])
+    }
+}
+
+agent_apply_sdk::composite_piece!(Label<'_>);
 
 /// The label's quote of the block's first SEARCH line that is not blank,
 /// in three pieces (opening, line, closing), or three empty ones.
@@ -252,23 +265,8 @@ fn quote(line: &str) -> (&str, bool) {
 /// Written piece by piece (`message!`): a reply of 20,000 blocks makes
 /// 20,000 of these.
 fn replaced_lines(block: &Block, path: &str, level: Level, lines: LineRange) -> Applied {
-    let (open, line, close) = quoted_search(block);
-    let message = message!(
-        "block ",
-        block.number,
-        " (reply line ",
-        block.reply_line,
-        open,
-        line,
-        close,
-        "): replaced lines ",
-        lines.start,
-        "-",
-        lines.end,
-        " of ",
-        path,
-        level_note(level),
-    );
+    let message =
+        message!(Label(block), ": replaced lines ", lines.start, "-", lines.end, " of ", path, level_note(level));
     Applied { message, lines: Some(lines), applied_path: None }
 }
 

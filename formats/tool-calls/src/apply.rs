@@ -9,7 +9,7 @@ use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
 };
 use agent_apply_sdk::message;
-use agent_apply_sdk::message::Piece;
+use agent_apply_sdk::message::{Composite, Piece};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{
     Eol, find_all, line_count, lines_with_endings, newline_count, splice_lines, split_bom, strip_ending,
@@ -145,8 +145,8 @@ struct ReplacedExactly {
     places: usize,
 }
 
-impl ReplacedExactly {
-    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+impl Composite for ReplacedExactly {
+    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
         let (first, last) = (&self.lines.start, &self.lines.end);
         match self.places {
             1 => write(&[&"replaced lines ", first, &"-", last, &" (exact match)"]),
@@ -163,14 +163,7 @@ impl ReplacedExactly {
     }
 }
 
-impl Piece for ReplacedExactly {
-    fn size(&self) -> usize {
-        self.with_pieces(message::size)
-    }
-    fn push_to(&self, out: &mut String) {
-        self.with_pieces(|pieces| message::push(out, pieces))
-    }
-}
+agent_apply_sdk::composite_piece!(ReplacedExactly);
 
 /// The tools' own exact level: every place it found (several only under replace_all).
 pub(crate) fn exact_match(places: usize) -> MatchInfo {

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::message;
-use agent_apply_sdk::message::Piece;
+use agent_apply_sdk::message::{Composite, Piece};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{LineCount, contains};
 use agent_apply_sdk::view::render_ranges;
@@ -132,8 +132,8 @@ impl Action<Text> {
 /// call of the reply.
 struct ActionSummary<'a>(&'a Action<Text>);
 
-impl ActionSummary<'_> {
-    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+impl Composite for ActionSummary<'_> {
+    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
         match self.0 {
             Action::Replace(r) if r.old.is_empty() => write(&[&"create a file of ", &LineCount(r.new.line_count())]),
             Action::Replace(r) => {
@@ -151,14 +151,7 @@ impl ActionSummary<'_> {
     }
 }
 
-impl Piece for ActionSummary<'_> {
-    fn size(&self) -> usize {
-        self.with_pieces(message::size)
-    }
-    fn push_to(&self, out: &mut String) {
-        self.with_pieces(|pieces| message::push(out, pieces))
-    }
-}
+agent_apply_sdk::composite_piece!(ActionSummary<'_>);
 
 /// The private payload of one edit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -183,21 +176,14 @@ impl Call {
 /// What [`Call::label`] writes.
 struct CallLabel<'a>(&'a Call);
 
-impl CallLabel<'_> {
-    fn with_pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+impl Composite for CallLabel<'_> {
+    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
         let call = self.0;
         write(&[&"call ", &call.number, &" (`", &call.tool, &"`, reply line ", &call.reply_line, &")"])
     }
 }
 
-impl Piece for CallLabel<'_> {
-    fn size(&self) -> usize {
-        self.with_pieces(message::size)
-    }
-    fn push_to(&self, out: &mut String) {
-        self.with_pieces(|pieces| message::push(out, pieces))
-    }
-}
+agent_apply_sdk::composite_piece!(CallLabel<'_>);
 
 /// The option the host sets to the repository's absolute path.
 pub const REPO_ROOT: &str = "repo-root";
