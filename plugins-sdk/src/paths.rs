@@ -43,22 +43,40 @@ const BARE_FILE_NAMES: &[&str] = &[
 /// Whether `s` reads as a relative or absolute file path rather than a word,
 /// a sentence, a number or a URL. The host's path policy decides later
 /// whether the path may be touched.
+///
+/// One pass over the bytes: this runs on every line a block's path may be
+/// on, and on each word of fence info strings.
 pub fn looks_like_path(s: &str) -> bool {
-    if s.is_empty()
-        || s.len() > 4096
-        || s.chars().any(|c| c.is_whitespace() || matches!(c, '<' | '>' | '|' | '"' | '?' | '*' | '`' | '\''))
+    let bytes = s.as_bytes();
+    if bytes.is_empty()
+        || bytes.len() > 4096
+        || matches!(bytes[0], b'-')
+        || matches!(bytes[bytes.len() - 1], b'.' | b'/')
     {
         return false;
     }
-    if s.contains("://") || s.starts_with('-') || s.ends_with('.') || s.ends_with('/') {
+    let (mut digits_and_dots, mut slash, mut name_start, mut dot) = (true, false, 0, None);
+    for (at, &b) in bytes.iter().enumerate() {
+        match b {
+            b'<' | b'>' | b'|' | b'"' | b'?' | b'*' | b'`' | b'\'' => return false,
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => return false,
+            b':' if bytes[at + 1..].starts_with(b"//") => return false,
+            b'/' | b'\\' => {
+                slash |= b == b'/';
+                name_start = at + 1;
+            }
+            b'.' => dot = Some(at),
+            _ => {}
+        }
+        digits_and_dots &= b.is_ascii_digit() || b == b'.';
+    }
+    // Whitespace beyond ASCII (a no-break space, say) is rare: looked for
+    // only when the text is not ASCII.
+    if digits_and_dots || (!s.is_ascii() && s.chars().any(char::is_whitespace)) {
         return false;
     }
-    if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return false;
-    }
-    let name = s.rsplit(['/', '\\']).next().unwrap_or(s);
-    let has_extension = name.rfind('.').is_some_and(|dot| dot + 1 < name.len());
-    has_extension || s.contains('/') || BARE_FILE_NAMES.contains(&name)
+    let has_extension = dot.is_some_and(|dot| dot >= name_start && dot + 1 < bytes.len());
+    has_extension || slash || BARE_FILE_NAMES.contains(&&s[name_start..])
 }
 
 /// Whether `line` names `core` as a file on purpose: in backticks or bold,
@@ -81,12 +99,12 @@ fn is_file_name(s: &str) -> bool {
 
 /// `./a/b` → `a/b`, `a\b` → `a/b`.
 pub fn normalize(path: &str) -> String {
-    let path = path.replace('\\', "/");
-    let mut path = path.as_str();
-    while let Some(rest) = path.strip_prefix("./") {
-        path = rest;
+    // `./` and `.\` are the same prefix once separators are `/`.
+    let mut rest = path;
+    while let Some(after) = rest.strip_prefix("./").or_else(|| rest.strip_prefix(".\\")) {
+        rest = after;
     }
-    path.to_string()
+    if rest.contains('\\') { rest.replace('\\', "/") } else { rest.to_string() }
 }
 
 /// The path a line names, if the line is a path with markdown decoration
@@ -237,6 +255,85 @@ mod bare_names {
         }
         for line in ["Explanation", "Done:", "Next", "`42`"] {
             assert_eq!(path_from_line(line), None, "{line:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod one_pass {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `looks_like_path` as it was written before it became one pass:
+    /// the statement of what it decides.
+    fn looks_like_path_by_rules(s: &str) -> bool {
+        if s.is_empty()
+            || s.len() > 4096
+            || s.chars().any(|c| c.is_whitespace() || matches!(c, '<' | '>' | '|' | '"' | '?' | '*' | '`' | '\''))
+        {
+            return false;
+        }
+        if s.contains("://") || s.starts_with('-') || s.ends_with('.') || s.ends_with('/') {
+            return false;
+        }
+        if s.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return false;
+        }
+        let name = s.rsplit(['/', '\\']).next().unwrap_or(s);
+        let has_extension = name.rfind('.').is_some_and(|dot| dot + 1 < name.len());
+        has_extension || s.contains('/') || BARE_FILE_NAMES.contains(&name)
+    }
+
+    #[test]
+    fn edge_cases_agree_with_the_rules() {
+        for s in [
+            "a.py",
+            "a/b",
+            "a\\b.c",
+            "a.b\\c",
+            ".",
+            "..",
+            "1.2",
+            "1.2a",
+            "-a.py",
+            "a.",
+            "a/",
+            "x://y.z",
+            "a:/b.c",
+            "Makefile",
+            "dir/Makefile",
+            "dir\\Makefile",
+            "a\u{a0}b.c",
+            "a\u{b}b.c",
+            "a\u{1c}b.c",
+            "é.rs",
+            "a\u{2028}.py",
+            "a.b/c",
+            ".hidden",
+            "a..",
+            "a/.b",
+        ] {
+            assert_eq!(looks_like_path(s), looks_like_path_by_rules(s), "{s:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_decides_as_the_rules_do(s in "[a-zA-Z0-9./\\\\:_ \t\u{a0}\u{b}é*`-]{0,12}|(Makefile|README|x)(/[a-z.]{0,3})?") {
+            prop_assert_eq!(looks_like_path(&s), looks_like_path_by_rules(&s));
+        }
+
+        #[test]
+        fn normalize_strips_dot_prefixes_after_turning_separators(s in "[./\\\\ab]{0,10}") {
+            let by_rules = {
+                let path = s.replace('\\', "/");
+                let mut path = path.as_str();
+                while let Some(rest) = path.strip_prefix("./") {
+                    path = rest;
+                }
+                path.to_string()
+            };
+            prop_assert_eq!(normalize(&s), by_rules);
         }
     }
 }
