@@ -17,7 +17,7 @@ use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blo
 use agent_apply_sdk::message;
 use agent_apply_sdk::message::{Composite, Piece};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending, trim};
 use serde::{Deserialize, Serialize};
 
 mod parse;
@@ -228,16 +228,25 @@ fn ladder_options(options: Options<'_>) -> Result<LadderOptions, EditFailure> {
 /// SEARCH line, shortened, is found when a message is made, not kept with
 /// each of a large reply's blocks.
 fn label(block: &Block) -> String {
-    message!(Label(block))
+    message!(Label::of(block))
 }
 
-/// What [`label`] writes, written straight into a message.
-struct Label<'a>(&'a Block);
+/// What [`label`] writes, written straight into a message. The quote is
+/// found once: a message is sized, then written.
+struct Label<'a> {
+    block: &'a Block,
+    quote: (&'static str, &'a str, &'static str),
+}
+
+impl<'a> Label<'a> {
+    fn of(block: &'a Block) -> Self {
+        Label { block, quote: quoted_search(block) }
+    }
+}
 
 impl Composite for Label<'_> {
     fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
-        let block = self.0;
-        let (open, line, close) = quoted_search(block);
+        let (block, (open, line, close)) = (self.block, self.quote);
         write(&[&"block ", &block.number, &" (reply line ", &block.reply_line, &open, &line, &close, &")"])
     }
 }
@@ -247,7 +256,7 @@ agent_apply_sdk::composite_piece!(Label<'_>);
 /// The label's quote of the block's first SEARCH line that is not blank,
 /// in three pieces (opening, line, closing), or three empty ones.
 fn quoted_search(block: &Block) -> (&'static str, &str, &'static str) {
-    match block.search.lines().find(|l| !l.trim().is_empty()).map(quote) {
+    match block.search.lines().find(|l| !trim(l).is_empty()).map(quote) {
         Some((line, cut)) => (", `", line, if cut { "…`" } else { "`" }),
         None => ("", "", ""),
     }
@@ -255,7 +264,11 @@ fn quoted_search(block: &Block) -> (&'static str, &str, &'static str) {
 
 /// A line for a message: trimmed, and cut at 60 characters (`true` if cut).
 fn quote(line: &str) -> (&str, bool) {
-    let line = line.trim();
+    let line = trim(line);
+    // Sixty bytes are sixty characters at most: most lines need no count.
+    if line.len() <= 60 {
+        return (line, false);
+    }
     match line.char_indices().nth(60) {
         Some((at, _)) => (&line[..at], true),
         None => (line, false),
@@ -266,7 +279,7 @@ fn quote(line: &str) -> (&str, bool) {
 /// 20,000 of these.
 fn replaced_lines(block: &Block, path: &str, level: Level, lines: LineRange) -> Applied {
     let message =
-        message!(Label(block), ": replaced lines ", lines.start, "-", lines.end, " of ", path, level_note(level));
+        message!(Label::of(block), ": replaced lines ", lines.start, "-", lines.end, " of ", path, level_note(level));
     Applied { message, lines: Some(lines), applied_path: None }
 }
 

@@ -136,6 +136,7 @@ struct Reader<'a> {
     last_path: Option<String>,
     /// Lines at or before this index belong to an earlier block: no path lookback past it.
     floor: usize,
+    paths: PathMemo<'a>,
     block_number: usize,
 }
 
@@ -150,6 +151,7 @@ impl<'a> Reader<'a> {
             pending: None,
             last_path: None,
             floor: 0,
+            paths: PathMemo::default(),
             block_number: 0,
         }
     }
@@ -201,8 +203,8 @@ impl<'a> Reader<'a> {
     /// A SEARCH marker on line `index` opens a block, for the path named
     /// above it or else the last block's.
     fn open_block(&mut self, index: usize) {
-        let path =
-            path_above(&self.lines, index, self.floor, self.fence_open.as_ref()).or_else(|| self.last_path.clone());
+        let path = path_above(&self.lines, index, self.floor, self.fence_open.as_ref(), &mut self.paths)
+            .or_else(|| self.last_path.clone());
         if let Some(path) = &path {
             self.last_path = Some(path.clone());
         }
@@ -285,7 +287,13 @@ impl<'a> Reader<'a> {
 
 /// The path named on the lines just above a SEARCH marker (or in the info
 /// string of the fence the marker sits in), looking no further than `floor`.
-fn path_above(lines: &IndexedLines<'_>, index: usize, floor: usize, fence: Option<&OpenFence<'_>>) -> Option<String> {
+fn path_above<'a>(
+    lines: &IndexedLines<'a>,
+    index: usize,
+    floor: usize,
+    fence: Option<&OpenFence<'a>>,
+    paths: &mut PathMemo<'a>,
+) -> Option<String> {
     let mut looked = 0;
     let mut i = index;
     while i > floor && looked < PATH_LOOKBACK {
@@ -295,7 +303,7 @@ fn path_above(lines: &IndexedLines<'_>, index: usize, floor: usize, fence: Optio
             continue;
         }
         if let Some(info) = opening_info(line) {
-            if let Some(path) = path_from_info(info) {
+            if let Some(path) = paths.of_info(info) {
                 return Some(path);
             }
             continue;
@@ -303,12 +311,42 @@ fn path_above(lines: &IndexedLines<'_>, index: usize, floor: usize, fence: Optio
         if marker(line).is_some() {
             break;
         }
-        if let Some(path) = path_from_line(line) {
+        if let Some(path) = paths.of_line(line) {
             return Some(path);
         }
         looked += 1;
     }
-    fence.and_then(|f| path_from_info(f.info))
+    fence.and_then(|f| paths.of_info(f.info))
+}
+
+/// The last line and info string a path was read from, and what was read:
+/// the blocks of one file repeat the same lines above them, and reading a
+/// path out of a line again cost each block thousands of instructions.
+#[derive(Default)]
+struct PathMemo<'a> {
+    line: Option<(&'a str, Option<String>)>,
+    info: Option<(&'a str, Option<String>)>,
+}
+
+impl<'a> PathMemo<'a> {
+    fn of_line(&mut self, line: &'a str) -> Option<String> {
+        remembered(&mut self.line, line, path_from_line)
+    }
+
+    fn of_info(&mut self, info: &'a str) -> Option<String> {
+        remembered(&mut self.info, info, path_from_info)
+    }
+}
+
+fn remembered<'a>(
+    last: &mut Option<(&'a str, Option<String>)>,
+    text: &'a str,
+    read: fn(&str) -> Option<String>,
+) -> Option<String> {
+    match last {
+        Some((seen, path)) if *seen == text => path.clone(),
+        _ => last.insert((text, read(text))).1.clone(),
+    }
 }
 
 fn finish(

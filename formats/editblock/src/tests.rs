@@ -333,3 +333,18 @@ proptest! {
         prop_assert_eq!(crate::parse::markers_in(&reply), one_by_one);
     }
 }
+
+#[test]
+fn a_quoted_search_line_is_cut_at_sixty_characters_not_bytes() {
+    for (line, kept, cut) in [
+        ("x".repeat(60), 60, false),
+        ("x".repeat(61), 60, true),
+        ("é".repeat(30), 30, false),
+        ("é".repeat(60), 60, false),
+        ("é".repeat(61), 60, true),
+    ] {
+        let padded = format!("  {line}  ");
+        let (quoted, was_cut) = super::quote(&padded);
+        assert_eq!((quoted.chars().count(), was_cut), (kept, cut), "{line:?}");
+    }
+}
