@@ -252,6 +252,18 @@ pub fn trim(text: &str) -> &str {
     &text[start..end]
 }
 
+/// `text.trim_end()`, byte by byte while the text ends in ASCII (as
+/// [`trim`]): lines are compared without their trailing blanks.
+pub fn trim_end(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let end = bytes.iter().rposition(|&b| !is_blank(b)).map_or(0, |i| i + 1);
+    if end > 0 && bytes[end - 1] >= 0x80 {
+        // Unicode white space may stand before the ASCII blanks.
+        return text.trim_end();
+    }
+    &text[..end]
+}
+
 /// `text.trim_start()`, byte by byte while the text starts in ASCII (as
 /// [`trim`]): every line of a reply or file is asked where it starts.
 pub fn trim_start(text: &str) -> &str {
@@ -679,6 +691,7 @@ mod tests {
         fn trim_is_str_trim(text in "( {0,20}[ \t\n\x0b\x0c\ra\u{a0}\u{2003}é]{0,8}){0,3}") {
             prop_assert_eq!(trim(&text), text.trim());
             prop_assert_eq!(trim_start(&text), text.trim_start());
+            prop_assert_eq!(trim_end(&text), text.trim_end());
         }
 
         #[test]

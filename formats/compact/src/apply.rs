@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending};
+use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending, trim, trim_end};
 
 use crate::{RangeEdit, numbered_view, version_tag};
 
@@ -511,12 +511,18 @@ fn repeated(file: &EditedFile<'_>, op: &RangeEdit, side: Neighbours, from: i64, 
 }
 
 fn same(a: &str, b: &str) -> bool {
-    a.trim_end() == b.trim_end()
+    trim_end(a) == trim_end(b)
 }
 
 /// A line that means something on its own: not blank, not a lone brace or
 /// keyword such as `}` or `end`.
-fn distinctive(line: &str) -> bool {
-    let t = line.trim();
-    t.chars().count() >= 6 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3
+pub(crate) fn distinctive(line: &str) -> bool {
+    // Counted until both bounds are met, not over the whole line: the
+    // checks ask this of every replacement.
+    let (mut chars, mut alphanumeric) = (0, 0);
+    trim(line).chars().any(|c| {
+        chars += 1;
+        alphanumeric += usize::from(c.is_alphanumeric());
+        chars >= 6 && alphanumeric >= 3
+    })
 }

@@ -377,6 +377,15 @@ mod properties {
     }
 
     proptest! {
+        /// `distinctive` stops counting once its bounds are met; it decides
+        /// as counting the whole trimmed line does.
+        #[test]
+        fn a_distinctive_line_is_one_with_six_characters_three_of_them_alphanumeric(line in "[ a1_{}é\u{a0}]{0,12}") {
+            let t = line.trim();
+            let whole = t.chars().count() >= 6 && t.chars().filter(|c| c.is_alphanumeric()).count() >= 3;
+            prop_assert_eq!(crate::apply::distinctive(&line), whole);
+        }
+
         /// The overlap search skips edits whose span meets no neighbour's:
         /// it must never skip one that overlaps another.
         #[test]
