@@ -58,6 +58,11 @@ pub fn parse_anchor(text: &str) -> Result<Anchor, String> {
 
 /// A key without case, `_` or `-`: `new_text`, `newText` and `new-text` agree.
 fn key(k: &str) -> String {
+    if k.is_ascii() {
+        // Keys are mostly ASCII: lowered byte by byte, not through
+        // `char::to_lowercase` (every edit object has two or three).
+        return k.bytes().filter(|&b| b != b'_' && b != b'-').map(|b| char::from(b.to_ascii_lowercase())).collect();
+    }
     k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
@@ -85,6 +90,9 @@ fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
         // Most new texts have no escape but `\n`: their lines are read where
         // the reply wrote them, with no unescaped copy.
         let stripped = match json.plain_lines() {
+            // A copied prefix ends in `|`: a text with none has no prefix
+            // to look for on each of its lines.
+            Some(_) if memchr::memchr(b'|', raw.text.as_bytes()).is_none() => None,
             Some(lines) => strip_copied_prefixes(lines),
             None => strip_copied_prefixes(lines_with_endings(&json.decoded()?).map(strip_ending)),
         };
