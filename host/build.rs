@@ -34,17 +34,21 @@ fn main() {
         fs::write(&copy, &bytes).unwrap();
         let digest = hex(&Sha256::digest(&bytes));
         let (name, aliases) = format_name(c);
-        let (precompiled, summary) = match &precompiler {
+        let (precompiled, summary, hints) = match &precompiler {
             Some(p) => {
                 let code = p.precompile(&c.package, &bytes, &digest);
-                let (version, summary) = p.info(&code);
-                (format!("Some(include_bytes!({code:?}))"), format!("Some(({version:?}, {summary:?}))"))
+                let (version, summary, hints) = p.info(&code);
+                (
+                    format!("Some(include_bytes!({code:?}))"),
+                    format!("Some(({version:?}, {summary:?}))"),
+                    format!("Some(&{hints:?})"),
+                )
             }
-            None => ("None".into(), "None".into()),
+            None => ("None".into(), "None".into(), "None".into()),
         };
         table.push_str(&format!(
             "    BuiltinFormat {{ name: {name:?}, aliases: &{aliases:?}, wasm: include_bytes!({copy:?}), sha256: {digest:?}, \
-             precompiled: {precompiled}, summary: {summary} }},\n",
+             precompiled: {precompiled}, summary: {summary}, detect_hints: {hints} }},\n",
         ));
     }
     table.push_str("];\n");
@@ -186,9 +190,10 @@ impl wasmtime_wasi::WasiView for InfoCall {
 }
 
 impl Precompiler {
-    /// The version and summary the format's `info` gives, so that listing
-    /// the built-in formats needs no plugin run at all.
-    fn info(&self, code: &Path) -> (String, String) {
+    /// The version, summary and detect hints the format's `info` gives, so
+    /// that listing the built-in formats needs no plugin run at all, and a
+    /// reply that holds none of a format's hints needs no run of its `detect`.
+    fn info(&self, code: &Path) -> (String, String, Vec<String>) {
         use wasmtime::component::{Component, Linker, Val};
         // SAFETY: `code` was just written by `precompile_component` of this engine.
         let component = unsafe { Component::deserialize_file(&self.engine, code) }.expect("precompiled just now");
@@ -214,7 +219,17 @@ impl Precompiler {
             Some((_, Val::String(text))) => text.clone(),
             _ => panic!("`info` has no string field `{wanted}`"),
         };
-        (field("version"), field("summary"))
+        let hints = match fields.iter().find(|(name, _)| name == "detect-hints") {
+            Some((_, Val::List(hints))) => hints
+                .iter()
+                .map(|hint| match hint {
+                    Val::String(text) => text.clone(),
+                    _ => panic!("a detect hint is a string"),
+                })
+                .collect(),
+            _ => panic!("`info` has no list `detect-hints`"),
+        };
+        (field("version"), field("summary"), hints)
     }
 }
 

@@ -18,7 +18,7 @@ use agent_apply_sdk::types::{
 
 use crate::Error;
 use crate::config::Config;
-use crate::registry::{Chosen, ChosenBy, Registry};
+use crate::registry::{Chosen, ChosenBy, FormatEntry, Registry};
 use crate::runtime::PluginInstance;
 use crate::snippet;
 
@@ -190,7 +190,10 @@ fn best_reader(
     floor: f32,
 ) -> Result<Option<Part>, Error> {
     let mut best: Option<(f32, Part)> = None;
-    for entry in registry.entries().iter().filter(|e| used.iter().all(|p| p.name != e.name)) {
+    let unused: Vec<&FormatEntry> =
+        registry.entries().iter().filter(|e| used.iter().all(|p| p.name != e.name)).collect();
+    let may = registry.may_detect(rest, &unused);
+    for entry in unused.into_iter().zip(may).filter_map(|(entry, may)| may.then_some(entry)) {
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {

@@ -137,6 +137,62 @@ pub fn run_corpus(plugin: &dyn Plugin, corpus_dir: &Path) -> CorpusReport {
     report
 }
 
+/// [`assert_hints_cover_detect`] over every reply of the repository's
+/// corpus (`tests/corpus`, all formats') and detection set (`tests/detect`),
+/// `root` being the repository. Panics unless `plugin` detects some of them.
+pub fn assert_hints_cover_detect_in(plugin: &dyn Plugin, root: &Path) {
+    let replies = replies_under(&[&root.join("tests/corpus"), &root.join("tests/detect")]);
+    let detected = assert_hints_cover_detect(plugin, &replies);
+    println!("{detected} of {} replies detected, each holding a hint", replies.len());
+    assert!(detected > 0, "none of the {} replies is detected: is the corpus where it was?", replies.len());
+}
+
+/// Every reply under `dirs` (a case's `reply.*` file, or a loose `.md`
+/// file), searched to any depth, in path order.
+pub fn replies_under(dirs: &[&Path]) -> Vec<(PathBuf, String)> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        for path in entries.map(|e| e.unwrap().path()) {
+            if path.is_dir() {
+                walk(&path, found);
+            } else if file_name(&path).starts_with("reply.") || path.extension().is_some_and(|e| e == "md") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    dirs.iter().for_each(|dir| walk(dir, &mut found));
+    found.sort();
+    found.into_iter().filter_map(|path| Some((path.clone(), fs::read_to_string(&path).ok()?))).collect()
+}
+
+/// Panics unless every reply `plugin` detects (with any score above 0)
+/// holds one of its `detect_hints`, ignoring ASCII case; the same for each
+/// reply in lower and in upper case. The host skips `detect` for a reply
+/// that holds none, so a hint that is not needed for a score loses replies.
+/// Returns how many of the replies (as written) were detected.
+pub fn assert_hints_cover_detect(plugin: &dyn Plugin, replies: &[(PathBuf, String)]) -> usize {
+    let hints: Vec<String> = plugin.info().detect_hints.iter().map(|h| h.to_ascii_lowercase()).collect();
+    assert!(!hints.is_empty(), "the format gives no detect hints");
+    let mut detected = 0;
+    for (path, reply) in replies {
+        for text in [reply.clone(), reply.to_ascii_lowercase(), reply.to_ascii_uppercase()] {
+            if plugin.detect(&text) <= 0.0 {
+                continue;
+            }
+            detected += usize::from(text == *reply);
+            let lower = text.to_ascii_lowercase();
+            assert!(
+                hints.iter().any(|hint| lower.contains(hint.as_str())),
+                "{} is detected (in this case: {:?}) but holds none of the hints {hints:?}",
+                path.display(),
+                text.chars().take(40).collect::<String>()
+            );
+        }
+    }
+    detected
+}
+
 /// Check one case directory: `Ok(())` when it passes, else what was wrong.
 pub fn check_case(plugin: &dyn Plugin, dir: &Path) -> Result<(), String> {
     let input = read_tree(&dir.join("input"));

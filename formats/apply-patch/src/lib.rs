@@ -143,7 +143,9 @@ impl Format for ApplyPatch {
             example_reply: EXAMPLE_REPLY.into(),
             example_files: vec![File::new("src/cart.py", EXAMPLE_FILE)],
             options: Vec::new(),
-            detect_hints: vec![envelope::BEGIN.into()],
+            // What `detect` needs (`envelope::mentions_patch`): the host
+            // skips it for a reply with none.
+            detect_hints: [envelope::BEGIN].iter().chain(&envelope::FILE_MARKERS).map(|m| m.to_string()).collect(),
         }
     }
 

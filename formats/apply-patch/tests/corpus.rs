@@ -10,3 +10,13 @@ fn corpus() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/apply-patch");
     agent_apply_sdk::testing::run_corpus(&ApplyPatch, &dir).assert_passed(30);
 }
+
+/// The host skips `detect` for a reply that holds none of the format's
+/// hints: every reply of the corpus and the detection set it detects holds one.
+#[test]
+fn every_detected_reply_holds_a_hint() {
+    agent_apply_sdk::testing::assert_hints_cover_detect_in(
+        &ApplyPatch,
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    );
+}

@@ -201,7 +201,10 @@ impl Format for Compact {
                         .into(),
                 },
             ],
-            detect_hints: vec![":".into()],
+            // A header or info-string range has a digit right after its `:`
+            // (`src/a.py:12-15`, `py:12:15`): the host skips `detect` for a
+            // reply with no such pair.
+            detect_hints: (0..10).map(|digit| format!(":{digit}")).collect(),
         }
     }
 

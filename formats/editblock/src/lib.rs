@@ -97,7 +97,9 @@ impl Format for EditBlock {
                               the best place must beat the runner-up by a clear margin"
                     .into(),
             }],
-            detect_hints: vec!["SEARCH".into(), "REPLACE".into()],
+            // What `detect` needs: a SEARCH marker's run of `<` or `-`, or a
+            // divider's `=` (the host skips `detect` for a reply with none).
+            detect_hints: vec!["<<<<<".into(), "-----".into(), "=====".into()],
         }
     }
 

@@ -242,7 +242,9 @@ impl Format for ToolCalls {
                         .into(),
                 },
             ],
-            detect_hints: ARGUMENT_KEYS.iter().map(|k| format!("\"{k}\"")).collect(),
+            // Unquoted, as `detect` asks (inside an `arguments` string the
+            // quotes are escaped): the host skips it for a reply with none.
+            detect_hints: ARGUMENT_KEYS.iter().chain(ENVELOPE_WORDS).map(|k| k.to_string()).collect(),
         }
     }
 

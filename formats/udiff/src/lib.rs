@@ -189,7 +189,10 @@ impl Format for UnifiedDiff {
                               are required and honoured (the nearest exact match wins), no hunk splitting"
                     .into(),
             }],
-            detect_hints: vec!["@@".into(), "+++ ".into(), "--- ".into(), "diff --git".into()],
+            // Every sign `detect` scores (a marker's run, a hunk, headers, a
+            // `diff --git` line or a diff or patch fence) holds one of these:
+            // the host skips `detect` for a reply with none.
+            detect_hints: ["<<<<<", ">>>>>", "@@", "+++ ", "diff", "patch"].map(String::from).to_vec(),
         }
     }
 

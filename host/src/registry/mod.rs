@@ -21,7 +21,11 @@ pub struct BuiltinFormat {
     pub precompiled: Option<&'static [u8]>,
     /// The version and summary its `info` gave at build time (none when cross-compiled).
     pub summary: Option<(&'static str, &'static str)>,
+    /// The detect hints its `info` gave at build time (none when cross-compiled).
+    pub detect_hints: Option<&'static [&'static str]>,
 }
+
+mod hints;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
 
@@ -83,6 +87,17 @@ pub struct FormatEntry {
     pin: Option<String>,
 }
 
+impl FormatEntry {
+    /// What a reply holds when this format may recognise it: known for the
+    /// built-in formats (their `info` at build time), `None` for plugins.
+    fn detect_hints(&self) -> Option<&'static [&'static str]> {
+        match self.location {
+            Location::Embedded { detect_hints, .. } => detect_hints,
+            Location::File(_) => None,
+        }
+    }
+}
+
 /// Where a plugin's bytes are: in the binary, or a file from config (a
 /// wasm component, or a native library when `kind` is native).
 #[derive(Debug, Clone)]
@@ -92,6 +107,7 @@ enum Location {
         sha256: &'static str,
         precompiled: Option<&'static [u8]>,
         summary: Option<(&'static str, &'static str)>,
+        detect_hints: Option<&'static [&'static str]>,
     },
     File(PathBuf),
 }
@@ -179,6 +195,7 @@ impl Registry {
                     sha256: b.sha256,
                     precompiled: b.precompiled,
                     summary: b.summary,
+                    detect_hints: b.detect_hints,
                 },
                 pin: None,
             })
@@ -333,6 +350,14 @@ impl Registry {
         Ok(summary)
     }
 
+    /// For each of `entries`, whether `reply` may be in it: `false` only
+    /// when the reply holds none of the format's detect hints, and its
+    /// `detect` need not run (see [`hints`]).
+    pub fn may_detect(&self, reply: &str, entries: &[&FormatEntry]) -> Vec<bool> {
+        let known: Vec<Option<&[&str]>> = entries.iter().map(|e| e.detect_hints()).collect();
+        hints::may_hold(reply, &known)
+    }
+
     /// Load and instantiate a format.
     pub fn instantiate(&self, entry: &FormatEntry) -> Result<PluginInstance, RegistryError> {
         Ok(self.load(entry)?.instantiate()?)
@@ -436,12 +461,18 @@ impl Registry {
     /// Each entry instantiated and asked to `detect` the reply (its scores
     /// in `entries`' order, clamped to 0-1), wasm ones on as many threads
     /// as there are cores: every format reads the whole reply, and on a
-    /// reply of megabytes that was most of an undirected run. Only the leading
+    /// reply of megabytes that was most of an undirected run. A format
+    /// whose detect hints the reply does not hold scores 0 unasked
+    /// ([`Registry::may_detect`]). Only the leading
     /// instance is kept, the one that will read the reply: each holds a
     /// copy of it, and keeping all of them doubled such a run's memory.
     fn detect_each(&self, reply: &str, entries: &[&FormatEntry]) -> (Vec<Result<f32, RegistryError>>, Option<Leader>) {
         let leader: std::sync::Mutex<Option<Leader>> = std::sync::Mutex::new(None);
+        let may = self.may_detect(reply, entries);
         let detect = |at: usize| -> Result<f32, RegistryError> {
+            if !may[at] {
+                return Ok(0.0);
+            }
             let mut instance = self.instantiate(entries[at])?;
             let confidence = instance.detect(reply)?;
             let confidence = if confidence.is_finite() { confidence.clamp(0.0, 1.0) } else { 0.0 };
@@ -509,6 +540,26 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// build.rs asks each built-in format for its detect hints; a reply of
+    /// one whole file then holds only `whole`'s, and the other formats'
+    /// `detect` is skipped (the formats' corpus tests hold each format's
+    /// hints to what its `detect` needs).
+    #[test]
+    fn a_whole_file_reply_is_asked_of_whole_alone() {
+        if BUILTIN_FORMATS.iter().any(|b| b.precompiled.is_none()) {
+            return; // cross-compiled: no build-time `info`, every format is asked
+        }
+        let hints: Vec<Option<&[&str]>> = BUILTIN_FORMATS.iter().map(|b| b.detect_hints).collect();
+        assert!(hints.iter().all(|h| h.is_some_and(|h| !h.is_empty())), "{hints:?}");
+        let reply = "src/app.py\n```python\ndef total(items):\n    return sum(items)\n```\n";
+        let asked: Vec<&str> = BUILTIN_FORMATS
+            .iter()
+            .zip(hints::may_hold(reply, &hints))
+            .filter_map(|(b, may)| may.then_some(b.name))
+            .collect();
+        assert_eq!(asked, ["whole"]);
+    }
 
     #[test]
     fn globs() {
