@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use agent_apply_sdk::fragment::{Fragment, fragment_of};
-use agent_apply_sdk::types::{Change, Diagnostic, EditStatus, File, OptionValue};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, File, OptionValue};
 
 use crate::Error;
 use crate::limits::InputLimits;
@@ -48,18 +48,38 @@ pub fn snippets(
     let mut options = options.to_vec();
     options.push(OptionValue { key: "allow-fragment".into(), value: "true".into() });
     let parsed = chosen.instance.parse(reply, &options)?;
+    let Some(first) = parsed.edits.first() else { return Ok(Vec::new()) };
+    // Most such replies are whole files: the edits of the first file, tried
+    // alone, say so without reading and trying every file (a reply of
+    // megabytes was applied twice). A format applies a file's edits the
+    // same with or without the other files' (the contract's `apply`).
+    let first_file: Vec<Edit> = parsed.edits.iter().filter(|e| e.path == first.path).cloned().collect();
+    if first_file.len() < parsed.edits.len() && fragments(chosen, &options, &first_file, existing)?.is_none() {
+        return Ok(Vec::new());
+    }
+    Ok(fragments(chosen, &options, &parsed.edits, existing)?.unwrap_or_default())
+}
+
+/// One diagnostic per edit when every one of `edits` would replace an
+/// existing file (`existing` reads them) by a fragment of it; else `None`.
+fn fragments(
+    chosen: &mut Chosen,
+    options: &[OptionValue],
+    edits: &[Edit],
+    existing: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Vec<Diagnostic>>, Error> {
     let mut files: Vec<File> = Vec::new();
-    for edit in &parsed.edits {
+    for edit in edits {
         if files.iter().all(|f| f.path != edit.path)
             && let Some(content) = existing(&edit.path)
         {
             files.push(File { path: edit.path.clone(), content });
         }
     }
-    if parsed.edits.is_empty() || files.is_empty() {
-        return Ok(Vec::new());
+    if files.is_empty() {
+        return Ok(None);
     }
-    let Ok(output) = chosen.instance.apply(&files, &parsed.edits, &options)? else { return Ok(Vec::new()) };
+    let Ok(output) = chosen.instance.apply(&files, edits, options)? else { return Ok(None) };
     let written = |path: &str| {
         output.changes.iter().find_map(|change| match change {
             Change::Write(file) if file.path == path => Some(file.content.as_str()),
@@ -67,7 +87,7 @@ pub fn snippets(
         })
     };
     let mut found = Vec::new();
-    for (edit, outcome) in parsed.edits.iter().zip(&output.outcomes) {
+    for (edit, outcome) in edits.iter().zip(&output.outcomes) {
         // Only an edit the format placed as a whole-file write says "this is the file".
         let whole_file =
             outcome.status == EditStatus::Applied && outcome.matched.as_ref().is_some_and(|m| m.level == "whole-file");
@@ -76,10 +96,10 @@ pub fn snippets(
             (true, Some(old), Some(new)) => fragment_of(&old.content, new),
             _ => None,
         };
-        let Some(fragment) = fragment else { return Ok(Vec::new()) };
+        let Some(fragment) = fragment else { return Ok(None) };
         found.push(not_a_whole_file(&edit.path, edit.span, fragment));
     }
-    Ok(found)
+    Ok(Some(found))
 }
 
 fn not_a_whole_file(path: &str, span: agent_apply_sdk::types::Span, Fragment { lines, of }: Fragment) -> Diagnostic {
