@@ -69,10 +69,11 @@ def warm_cache(binary, out):
     Valgrind's CPU lacks features this one has, so the embedded machine
     code does not fit it: without this, the first run of each format would
     compile under callgrind, for minutes, and list the compiler's functions
-    as a run's. (One `parse` loads every format.)"""
+    as a run's. (One `parse` loads every format whose detect hints the
+    reply holds: this one holds each built-in's.)"""
     reply = os.path.join(out, "warm.md")
     with open(reply, "w") as f:
-        f.write("hello\n")
+        f.write("hello\n```\n:1 <<<<< @@ *** Begin Patch set_line old_string\n```\n")
     env = dict(os.environ, AGENT_APPLY_CACHE_DIR=os.path.join(out, "cache"))
     subprocess.run(["valgrind", "-q", "--tool=none", binary, "parse", "--format", "udiff", reply], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
