@@ -242,18 +242,11 @@ pub fn same_text(a: &str, b: &str) -> bool {
 /// in ASCII, as code mostly does: the formats trim every line of megabyte
 /// replies and files.
 pub fn trim(text: &str) -> &str {
-    let bytes = text.as_bytes();
-    let start = leading_blanks(bytes);
-    let end = bytes[start..].iter().rposition(|&b| !is_blank(b)).map_or(start, |i| start + i + 1);
-    if start < end && (bytes[start] >= 0x80 || bytes[end - 1] >= 0x80) {
-        // Unicode white space may stand past the ASCII blanks.
-        return text.trim();
-    }
-    &text[start..end]
+    trim_end(trim_start(text))
 }
 
-/// `text.trim_end()`, byte by byte while the text ends in ASCII (as
-/// [`trim`]): lines are compared without their trailing blanks.
+/// `text.trim_end()`, byte by byte while the text ends in ASCII: lines are
+/// compared without their trailing blanks.
 pub fn trim_end(text: &str) -> &str {
     let bytes = text.as_bytes();
     let end = bytes.iter().rposition(|&b| !is_blank(b)).map_or(0, |i| i + 1);
@@ -264,8 +257,8 @@ pub fn trim_end(text: &str) -> &str {
     &text[..end]
 }
 
-/// `text.trim_start()`, byte by byte while the text starts in ASCII (as
-/// [`trim`]): every line of a reply or file is asked where it starts.
+/// `text.trim_start()`, byte by byte while the text starts in ASCII: every
+/// line of a reply or file is asked where it starts.
 pub fn trim_start(text: &str) -> &str {
     let start = leading_blanks(text.as_bytes());
     match text.as_bytes().get(start) {
