@@ -43,18 +43,17 @@ pub fn may_hold(reply: &str, hints: &[Option<&[&str]>]) -> Vec<bool> {
     }
 }
 
-/// Whether `text` holds `hint`, ignoring ASCII case: [`may_hold`] for one
-/// hint, as plainly as it can be said.
-#[cfg(test)]
-fn holds(text: &str, hint: &str) -> bool {
-    text.to_ascii_lowercase().contains(&hint.to_ascii_lowercase())
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// Whether `text` holds `hint`, ignoring ASCII case: [`may_hold`] for
+    /// one hint, as plainly as it can be said.
+    fn holds(text: &str, hint: &str) -> bool {
+        text.to_ascii_lowercase().contains(&hint.to_ascii_lowercase())
+    }
 
     #[test]
     fn formats_without_hints_are_always_asked() {

@@ -484,10 +484,12 @@ impl Registry {
         };
         // A native plugin runs as the host does and never promised to be
         // called off the main thread: with one among them, one at a time.
+        // Only the formats to be asked need a thread: often one, or none.
+        let asked = may.iter().filter(|&&may| may).count();
         let threads = if entries.iter().any(|e| e.kind == Kind::Native) {
             1
         } else {
-            std::thread::available_parallelism().map_or(1, usize::from).min(entries.len())
+            std::thread::available_parallelism().map_or(1, usize::from).min(asked)
         };
         let next = std::sync::atomic::AtomicUsize::new(0);
         let work = || {
