@@ -6,6 +6,10 @@
 pub fn config() -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
     config.wasm_component_model(true).epoch_interruption(true);
+    // The runtime maps plugins' memories itself (`runtime::memory`), which
+    // wasmtime's copy-on-write images cannot be laid over: data segments
+    // are copied in instead (a format's are a few pages).
+    config.memory_init_cow(false);
     // For profiling: `perf report` then names the components' functions.
     if std::env::var_os("AGENT_APPLY_PERFMAP").is_some() {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);

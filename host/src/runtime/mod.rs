@@ -6,6 +6,8 @@ mod cache;
 mod convert;
 mod engine;
 mod linker;
+#[cfg(target_os = "linux")]
+mod memory;
 mod native;
 mod precompiled;
 
@@ -166,6 +168,8 @@ impl Runtime {
         // (see `ComponentCache::component_with`).
         let mut config = engine::config();
         config.enable_compiler(false);
+        #[cfg(target_os = "linux")]
+        config.with_host_memory(memory::creator());
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
         Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
