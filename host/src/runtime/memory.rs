@@ -181,26 +181,12 @@ mod tests {
 
     use super::*;
 
-    /// A core module of one 64 KiB page, exporting it as `memory`, with
-    /// `peek(at)` (an `i32.load`) and `grow(pages)` (`memory.grow`).
+    /// One 64 KiB page, with `peek(at)` (an `i32.load`) and `grow(pages)`
+    /// (`memory.grow`).
     fn peek_and_grow() -> Vec<u8> {
-        fn section(id: u8, payload: &[u8]) -> Vec<u8> {
-            [&[id, payload.len() as u8][..], payload].concat()
-        }
-        let name = |n: &str| [&[n.len() as u8][..], n.as_bytes()].concat();
-        let exports = [&[3][..], &name("peek"), &[0, 0], &name("grow"), &[0, 1], &name("memory"), &[2, 0]].concat();
-        let peek = [0x00, 0x20, 0x00, 0x28, 0x02, 0x00, 0x0b];
-        let grow = [0x00, 0x20, 0x00, 0x40, 0x00, 0x0b];
-        let code = [&[2, peek.len() as u8][..], &peek, &[grow.len() as u8], &grow].concat();
-        [
-            &b"\0asm\x01\0\0\0"[..],
-            &section(1, &[1, 0x60, 1, 0x7f, 1, 0x7f]),
-            &section(3, &[2, 0, 0]),
-            &section(5, &[1, 0, 1]),
-            &section(7, &exports),
-            &section(10, &code),
-        ]
-        .concat()
+        let peek = [0x20, 0x00, 0x28, 0x02, 0x00, 0x0b];
+        let grow = [0x20, 0x00, 0x40, 0x00, 0x0b];
+        super::super::core_wasm::module(&[("peek", &peek), ("grow", &grow)], true)
     }
 
     fn resident(at: *mut u8, len: usize) -> bool {

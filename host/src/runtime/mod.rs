@@ -4,6 +4,9 @@
 
 mod cache;
 mod convert;
+#[cfg(test)]
+mod core_wasm;
+mod deadline;
 mod engine;
 mod linker;
 #[cfg(target_os = "linux")]
@@ -12,7 +15,7 @@ mod native;
 mod precompiled;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_apply_sdk::types as sdk;
 use wasmtime::component::{Component, ResourceTable};
@@ -36,7 +39,8 @@ mod bindings {
 
 use bindings::{Format as FormatWorld, FormatPre};
 
-/// How often the deadline clock ticks.
+/// How often the deadline clock ticks, where a call's own timer cannot
+/// be had (see [`deadline`]).
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// How much a plugin may write to stdout and stderr before the rest is dropped.
 const CAPTURE_BYTES: usize = 64 * 1024;
@@ -96,6 +100,14 @@ struct PluginState {
     wasi: WasiCtx,
     table: ResourceTable,
     memory: MemoryCap,
+    /// When the call under way must end.
+    deadline: Option<Instant>,
+}
+
+impl deadline::HasDeadline for PluginState {
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
 }
 
 impl WasiView for PluginState {
@@ -153,14 +165,12 @@ pub struct Runtime {
     linkers: Arc<linker::Linkers>,
     cache: ComponentCache,
     limits: Limits,
-    /// Whether the deadline clock runs. Its thread watches this `Arc` and
-    /// stops once every clone of the runtime is gone.
-    clock: Arc<Mutex<bool>>,
+    clock: EpochClock,
 }
 
 impl Runtime {
-    /// A runtime with the given cache and limits. The deadline clock starts
-    /// ticking on a background thread the first time a plugin is called.
+    /// A runtime with the given cache and limits. Each call's deadline is
+    /// kept by a timer of the calling thread (see [`deadline`]).
     pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
         // Runs load machine code (precompiled, or from the cache): building
         // cranelift for every run cost a short one 3% of its time and 1.6 MiB.
@@ -172,7 +182,8 @@ impl Runtime {
         config.with_host_memory(memory::creator());
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock: Arc::new(Mutex::new(false)) })
+        let clock = EpochClock { engine: engine.clone(), running: Arc::new(Mutex::new(false)) };
+        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock })
     }
 
     /// The limits calls run under.
@@ -237,13 +248,36 @@ impl Runtime {
         let pre = FormatPre::new(pre).map_err(refuse)?;
         Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
     }
+}
 
-    fn start_deadline_clock(&self) {
-        let mut clock = self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if *clock {
+/// What counts an engine's epoch where a call's own timer cannot be had
+/// (see [`deadline`]): a thread ticking every [`EPOCH_TICK`], started on
+/// first need. It watches `running` and stops once every clone is gone.
+#[derive(Clone)]
+struct EpochClock {
+    engine: Engine,
+    running: Arc<Mutex<bool>>,
+}
+
+impl EpochClock {
+    /// Start `store`'s next call with `timeout` to run: its deadline, and
+    /// what will count the epoch when that passes (disarmed on drop).
+    fn arm(&self, store: &mut Store<PluginState>, timeout: Duration) -> deadline::Armed {
+        store.data_mut().deadline = Instant::now().checked_add(timeout);
+        store.set_epoch_deadline(1);
+        let armed = deadline::arm(store.engine(), timeout);
+        if let deadline::Armed::Unsupported = armed {
+            self.start();
+        }
+        armed
+    }
+
+    fn start(&self) {
+        let mut running = self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *running {
             return;
         }
-        let watch = Arc::downgrade(&self.clock);
+        let watch = Arc::downgrade(&self.running);
         let engine = self.engine.clone();
         std::thread::Builder::new()
             .name("agent-apply-epoch".into())
@@ -254,7 +288,7 @@ impl Runtime {
                 }
             })
             .expect("cannot start the plugin deadline clock");
-        *clock = true;
+        *running = true;
     }
 }
 
@@ -294,16 +328,25 @@ impl LoadedPlugin {
             wasi,
             table: ResourceTable::new(),
             memory: MemoryCap { limit: limits.memory_bytes, exceeded: false },
+            deadline: None,
         };
         let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|state| &mut state.memory);
-        self.runtime.start_deadline_clock();
-        store.set_epoch_deadline(ticks(limits.timeout));
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
-        Ok(WasmInstance { name: self.name.clone(), store, bindings, stderr, timeout: limits.timeout, poisoned: false })
+        store.epoch_deadline_callback(deadline::time_is_up);
+        let armed = self.runtime.clock.arm(&mut store, limits.timeout);
+        let instantiated = self.pre.instantiate(&mut store);
+        drop(armed);
+        let bindings =
+            instantiated.map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
+        Ok(WasmInstance {
+            name: self.name.clone(),
+            store,
+            bindings,
+            stderr,
+            timeout: limits.timeout,
+            poisoned: false,
+            clock: self.runtime.clock.clone(),
+        })
     }
 }
 
@@ -317,10 +360,6 @@ fn contract_versions(engine: &Engine, component: &Component) -> Vec<String> {
         .exports(engine)
         .filter_map(|(name, _)| name.strip_prefix(PLUGIN_INTERFACE).map(str::to_string))
         .collect()
-}
-
-fn ticks(timeout: Duration) -> u64 {
-    (timeout.as_nanos() / EPOCH_TICK.as_nanos()).max(1) as u64
 }
 
 fn classify(
@@ -359,6 +398,7 @@ pub struct WasmInstance {
     stderr: MemoryOutputPipe,
     timeout: Duration,
     poisoned: bool,
+    clock: EpochClock,
 }
 
 macro_rules! guarded_call {
@@ -367,10 +407,12 @@ macro_rules! guarded_call {
             return Err(PluginError::Poisoned { plugin: $self.name.clone() });
         }
         let timeout = $self.timeout;
-        $self.store.set_epoch_deadline(ticks(timeout));
+        let armed = $self.clock.arm(&mut $self.store, timeout);
         let $guest = $self.bindings.agent_apply_format_plugin();
         let $store = &mut $self.store;
-        match $body {
+        let result = $body;
+        drop(armed);
+        match result {
             Ok(value) => Ok(value),
             Err(error) => {
                 $self.poisoned = true;
