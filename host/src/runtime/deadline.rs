@@ -29,10 +29,11 @@ pub trait HasDeadline {
     fn deadline(&self) -> Option<Instant>;
 }
 
-/// A timer armed for one call, disarmed on drop.
+/// A timer armed for one call, disarmed on drop. The timer is the arming
+/// thread's, so the guard stays on that thread (it is not `Send`).
 pub enum Armed {
     #[cfg(target_os = "linux")]
-    Timer,
+    Timer(std::marker::PhantomData<*const ()>),
     /// No timer: the runtime's epoch thread must count instead.
     Unsupported,
 }
@@ -46,7 +47,7 @@ pub fn arm(engine: &wasmtime::Engine, limit: Duration) -> Armed {
 impl Drop for Armed {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        if let Armed::Timer = self {
+        if let Armed::Timer(_) = self {
             imp::disarm();
         }
     }
@@ -147,7 +148,7 @@ mod imp {
         let limit = limit.max(Duration::from_nanos(1));
         ENGINE.with(|current| current.set(engine));
         match TIMER.try_with(|timer| timer.set(limit)) {
-            Ok(true) => Armed::Timer,
+            Ok(true) => Armed::Timer(std::marker::PhantomData),
             _ => {
                 ENGINE.with(|current| current.set(std::ptr::null()));
                 Armed::Unsupported
