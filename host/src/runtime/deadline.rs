@@ -14,11 +14,26 @@
 
 use std::time::{Duration, Instant};
 
-use wasmtime::{StoreContextMut, UpdateDeadline};
+use wasmtime::{Store, StoreContextMut, UpdateDeadline};
+
+/// Watch `store`'s calls: from now on, each that [`arm`] starts is stopped
+/// once its time is up.
+pub fn watch<T: HasDeadline + 'static>(store: &mut Store<T>) {
+    store.epoch_deadline_callback(time_is_up);
+}
+
+/// Start `store`'s next call with `limit` to run: its deadline, and a timer
+/// that counts the epoch once the limit has passed, unless the returned
+/// guard is dropped first.
+pub fn arm<T: HasDeadline>(store: &mut Store<T>, limit: Duration) -> Armed {
+    store.data_mut().set_deadline(Instant::now().checked_add(limit));
+    store.set_epoch_deadline(1);
+    imp::arm(store.engine(), limit)
+}
 
 /// The store's epoch callback: trap when the call's time is up, else wait
 /// for the next epoch.
-pub fn time_is_up<T: HasDeadline>(store: StoreContextMut<'_, T>) -> wasmtime::Result<UpdateDeadline> {
+fn time_is_up<T: HasDeadline>(store: StoreContextMut<'_, T>) -> wasmtime::Result<UpdateDeadline> {
     // No deadline: a limit too far off to be an instant.
     Ok(match store.data().deadline() {
         Some(deadline) if Instant::now() >= deadline => UpdateDeadline::Interrupt,
@@ -29,6 +44,7 @@ pub fn time_is_up<T: HasDeadline>(store: StoreContextMut<'_, T>) -> wasmtime::Re
 /// Store state that knows when its current call must end.
 pub trait HasDeadline {
     fn deadline(&self) -> Option<Instant>;
+    fn set_deadline(&mut self, deadline: Option<Instant>);
 }
 
 /// A timer armed for one call, disarmed on drop. The timer is the arming
@@ -38,12 +54,6 @@ pub enum Armed {
     Timer(std::marker::PhantomData<*const ()>),
     /// No timer: the runtime's epoch thread must count instead.
     Unsupported,
-}
-
-/// Count `engine`'s epoch once `limit` has passed, unless the returned
-/// guard is dropped first.
-pub fn arm(engine: &wasmtime::Engine, limit: Duration) -> Armed {
-    imp::arm(engine, limit)
 }
 
 impl Drop for Armed {
@@ -178,7 +188,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use wasmtime::{Engine, Instance, Module, Store};
+    use wasmtime::{Engine, Instance, Module};
 
     use super::*;
 
@@ -193,6 +203,10 @@ mod tests {
             self.looked.fetch_add(1, Ordering::Relaxed);
             self.deadline
         }
+
+        fn set_deadline(&mut self, deadline: Option<Instant>) {
+            self.deadline = deadline;
+        }
     }
 
     /// `spin(n)` counts `n` down to zero (`spin(0)` wraps: billions of turns).
@@ -206,14 +220,11 @@ mod tests {
     fn spin(engine: &Engine, module: &Module, turns: u32, limit: Duration) -> (wasmtime::Result<u32>, Duration, usize) {
         let looked = Arc::new(AtomicUsize::new(0));
         let mut store = Store::new(engine, Call { deadline: None, looked: looked.clone() });
-        store.epoch_deadline_callback(time_is_up);
-        store.set_epoch_deadline(1);
+        watch(&mut store);
         let instance = Instance::new(&mut store, module, &[]).unwrap();
         let spin = instance.get_typed_func::<u32, u32>(&mut store, "spin").unwrap();
         let started = Instant::now();
-        store.data_mut().deadline = Some(started + limit);
-        store.set_epoch_deadline(1);
-        let armed = arm(engine, limit);
+        let armed = arm(&mut store, limit);
         assert!(!matches!(armed, Armed::Unsupported), "this Linux gives threads their timers");
         let result = spin.call(&mut store, turns);
         drop(armed);

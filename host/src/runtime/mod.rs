@@ -108,6 +108,10 @@ impl deadline::HasDeadline for PluginState {
     fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
+
+    fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
 }
 
 impl WasiView for PluginState {
@@ -182,8 +186,7 @@ impl Runtime {
         config.with_host_memory(memory::creator());
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        let clock = EpochClock { engine: engine.clone(), running: Arc::new(Mutex::new(false)) };
-        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock })
+        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock: EpochClock::default() })
     }
 
     /// The limits calls run under.
@@ -253,9 +256,8 @@ impl Runtime {
 /// What counts an engine's epoch where a call's own timer cannot be had
 /// (see [`deadline`]): a thread ticking every [`EPOCH_TICK`], started on
 /// first need. It watches `running` and stops once every clone is gone.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct EpochClock {
-    engine: Engine,
     running: Arc<Mutex<bool>>,
 }
 
@@ -263,22 +265,20 @@ impl EpochClock {
     /// Start `store`'s next call with `timeout` to run: its deadline, and
     /// what will count the epoch when that passes (disarmed on drop).
     fn arm(&self, store: &mut Store<PluginState>, timeout: Duration) -> deadline::Armed {
-        store.data_mut().deadline = Instant::now().checked_add(timeout);
-        store.set_epoch_deadline(1);
-        let armed = deadline::arm(store.engine(), timeout);
+        let armed = deadline::arm(store, timeout);
         if let deadline::Armed::Unsupported = armed {
-            self.start();
+            self.start(store.engine());
         }
         armed
     }
 
-    fn start(&self) {
+    fn start(&self, engine: &Engine) {
         let mut running = self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if *running {
             return;
         }
         let watch = Arc::downgrade(&self.running);
-        let engine = self.engine.clone();
+        let engine = engine.clone();
         std::thread::Builder::new()
             .name("agent-apply-epoch".into())
             .spawn(move || {
@@ -332,7 +332,7 @@ impl LoadedPlugin {
         };
         let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|state| &mut state.memory);
-        store.epoch_deadline_callback(deadline::time_is_up);
+        deadline::watch(&mut store);
         let armed = self.runtime.clock.arm(&mut store, limits.timeout);
         let instantiated = self.pre.instantiate(&mut store);
         drop(armed);
