@@ -72,7 +72,9 @@ impl Rule {
     /// proper would take in the glob set.
     fn of(glob: &str, next_glob: usize) -> Rule {
         let literal = |s: &str| !s.is_empty() && !s.contains(['*', '?', '[', ']', '{', '}', '\\']);
-        if let Some(name) = glob.strip_prefix("**/").filter(|name| literal(name) && !name.contains('/')) {
+        // `.` and `..` name no file: globset never matches them as one.
+        let file_name = |name: &&str| literal(name) && !name.contains('/') && !matches!(*name, "." | "..");
+        if let Some(name) = glob.strip_prefix("**/").filter(file_name) {
             Rule::Named(name.to_string())
         } else if let Some(dir) = glob.strip_suffix("/**").filter(|dir| literal(dir)) {
             Rule::Under(dir.to_string())
