@@ -100,6 +100,10 @@ pub mod prelude {
     pub use crate::workspace::Workspace;
 }
 
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[doc(hidden)]
+pub use talc as __talc;
+
 /// Export a [`Format`] as the plugin of this crate.
 ///
 /// The type must implement [`Format`] and [`Default`]. Built for a wasm
@@ -108,9 +112,23 @@ pub mod prelude {
 /// trusted native plugin (`native = true` in config); tests call the
 /// [`Plugin`] methods directly either way. Since the entry symbol has one
 /// fixed name, link at most one format crate into a native binary.
+///
+/// Built for wasm it also makes [talc](https://docs.rs/talc) the crate's
+/// global allocator. A plugin with an allocator of its own writes
+/// `export_format!(MyFormat, own_allocator)` instead.
 #[macro_export]
 macro_rules! export_format {
     ($format:ty) => {
+        $crate::export_format!($format, own_allocator);
+
+        // talc, not the C library's dlmalloc: a large reply's parse and
+        // apply make an allocation or two per line, and talc's are cheaper.
+        #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+        #[global_allocator]
+        static __AGENT_APPLY_ALLOCATOR: $crate::__talc::wasm::WasmDynamicTalc =
+            $crate::__talc::wasm::new_wasm_dynamic_allocator();
+    };
+    ($format:ty, own_allocator) => {
         #[cfg(not(target_family = "wasm"))]
         #[doc(hidden)]
         pub mod __agent_apply_native {
