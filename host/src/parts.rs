@@ -363,20 +363,14 @@ pub fn apply(
         if mine.is_empty() {
             continue;
         }
-        // A large single-format reply is passed as it is, not copied.
-        let subset: Vec<Edit>;
-        let given = if mine.len() == edits.len() {
-            edits
-        } else {
-            subset = mine.iter().map(|&i| edits[i].clone()).collect();
-            &subset
-        };
+        // Passed by reference: a large reply's edits are not copied.
+        let given: Vec<&Edit> = mine.iter().map(|&i| &edits[i]).collect();
         let files = current.as_deref().unwrap_or(snapshots);
-        let output = match apply_by_file(part, files, given)? {
+        let output = match apply_by_file(part, files, &given)? {
             Some(output) => output,
             None => part
                 .instance
-                .apply(files, given, &part.options)?
+                .apply(files, &given, &part.options)?
                 .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?,
         };
         let in_order =
@@ -422,12 +416,13 @@ const BY_FILE_FROM_BYTES: usize = 4 << 20;
 /// all in one call, so the outcome is always that call's. Calls stop once
 /// half the plugin's time limit is spent, so a run takes at most two and a
 /// half limits where one call took one.
-fn apply_by_file(part: &mut Part, files: &[File], edits: &[Edit]) -> Result<Option<ApplyOutput>, Error> {
+fn apply_by_file(part: &mut Part, files: &[File], edits: &[&Edit]) -> Result<Option<ApplyOutput>, Error> {
     let size: usize = files.iter().map(|f| f.content.len()).sum();
     if size < BY_FILE_FROM_BYTES || edits.iter().any(|e| !e.related_paths.is_empty()) {
         return Ok(None);
     }
-    let by_path = by_path(edits, 0..edits.len());
+    let by_path =
+        agent_apply_sdk::indexes_by_path(edits.iter().enumerate().map(|(index, edit)| (index, edit.path.as_str())));
     if by_path.len() < 2 {
         return Ok(None);
     }
@@ -438,7 +433,7 @@ fn apply_by_file(part: &mut Part, files: &[File], edits: &[Edit]) -> Result<Opti
             return Ok(None);
         }
         let file = files.iter().find(|f| f.path == path).map(std::slice::from_ref).unwrap_or_default();
-        let subset: Vec<Edit> = mine.iter().map(|&i| edits[i].clone()).collect();
+        let subset: Vec<&Edit> = mine.iter().map(|&i| edits[i]).collect();
         let Ok(applied) = part.instance.apply(file, &subset, &part.options)? else { return Ok(None) };
         let own = |change: &Change| matches!(change, Change::Write(_) | Change::Delete(_)) && change.path() == path;
         if applied.outcomes.iter().any(|o| o.status == EditStatus::Failed) || !applied.changes.iter().all(own) {

@@ -14,6 +14,7 @@ mod memory;
 mod native;
 mod precompiled;
 
+use std::borrow::Borrow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -436,17 +437,17 @@ impl WasmInstance {
         guarded_call!(self, "parse", |guest, store| guest.call_parse(store, reply, &options).map(convert::parse_output))
     }
 
-    pub fn apply(
+    pub fn apply<E: Borrow<sdk::Edit>>(
         &mut self,
         files: &[sdk::File],
-        edits: &[sdk::Edit],
+        edits: &[E],
         options: &[sdk::OptionValue],
     ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
         let files: Vec<_> = files.iter().map(convert::file_to_host).collect();
         let related: Vec<Vec<&str>> =
-            edits.iter().map(|e| e.related_paths.iter().map(String::as_str).collect()).collect();
+            edits.iter().map(|e| e.borrow().related_paths.iter().map(String::as_str).collect()).collect();
         let edits: Vec<_> =
-            edits.iter().zip(&related).map(|(edit, related)| convert::edit_to_host(edit, related)).collect();
+            edits.iter().zip(&related).map(|(edit, related)| convert::edit_to_host(edit.borrow(), related)).collect();
         let options = convert::options(options);
         guarded_call!(self, "apply", |guest, store| guest
             .call_apply(store, &files, &edits, &options)
@@ -529,10 +530,10 @@ impl PluginInstance {
         }
     }
 
-    pub fn apply(
+    pub fn apply<E: Borrow<sdk::Edit>>(
         &mut self,
         files: &[sdk::File],
-        edits: &[sdk::Edit],
+        edits: &[E],
         options: &[sdk::OptionValue],
     ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
         match self {

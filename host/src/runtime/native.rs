@@ -9,6 +9,7 @@
 //! library is never unloaded (its code may still be referenced by thread
 //! locals or a panic hook it installed).
 
+use std::borrow::Borrow;
 use std::path::Path;
 
 use agent_apply_sdk::native::{
@@ -128,13 +129,14 @@ impl NativePlugin {
         self.call("parse", self.table.parse, &request)
     }
 
-    pub fn apply(
+    pub fn apply<E: Borrow<sdk::Edit>>(
         &self,
         files: &[sdk::File],
-        edits: &[sdk::Edit],
+        edits: &[E],
         options: &[sdk::OptionValue],
     ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
-        let request = ApplyRequest { files: files.to_vec(), edits: edits.to_vec(), options: options.to_vec() };
+        let edits = edits.iter().map(|edit| edit.borrow().clone()).collect();
+        let request = ApplyRequest { files: files.to_vec(), edits, options: options.to_vec() };
         self.call("apply", self.table.apply, &request)
     }
 

@@ -53,7 +53,11 @@ pub(super) fn split_on_elisions<'s>(lines: &[&'s str]) -> Vec<Vec<&'s str>> {
 }
 
 pub(super) fn block_lines(text: &str) -> Vec<&str> {
-    lines_with_endings(text).map(strip_ending).collect()
+    // Sized once: every block of a reply is split, and a vector grown from
+    // empty is reallocated for its fifth and ninth lines.
+    let mut lines = Vec::with_capacity(crate::text::line_count(text));
+    lines.extend(lines_with_endings(text).map(strip_ending));
+    lines
 }
 
 /// Where a block matched, for messages: `3-5, 12-14` (1-based), at most
