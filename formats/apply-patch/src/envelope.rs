@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::fence::fenced_blocks;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending, trim};
+use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending, trim, trim_start};
 use serde_json::Value;
 
 pub(crate) const BEGIN: &str = "*** Begin Patch";
@@ -46,6 +46,8 @@ pub(crate) enum Ending {
 pub(crate) struct Located {
     /// Byte range (in the source text) of the patch's lines, markers excluded.
     pub body: Range<usize>,
+    /// The same lines, as indexes into [`Patches::lines`].
+    pub lines: Range<usize>,
     /// Byte offset of its `*** Begin Patch` line (or first file marker).
     pub begin: usize,
     pub ending: Ending,
@@ -161,8 +163,16 @@ pub(crate) fn offset_lines(text: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// The patches of a source, with its lines, which the grammar reads again
+/// rather than splitting the text a second time.
+pub(crate) struct Patches<'t> {
+    /// Every line of the source with its byte offset, ending stripped.
+    pub lines: Vec<(usize, &'t str)>,
+    pub found: Vec<Located>,
+}
+
 /// Every patch in `source`, in order.
-pub(crate) fn locate(source: &Source<'_>) -> Vec<Located> {
+pub(crate) fn locate<'t>(source: &'t Source<'_>) -> Patches<'t> {
     let text = source.text.as_ref();
     let lines = offset_lines(text);
     // Without any `*** Begin Patch`, a file marker at a line's start opens the patch.
@@ -195,16 +205,27 @@ pub(crate) fn locate(source: &Source<'_>) -> Vec<Located> {
         };
         let end_offset = lines.get(stop).map_or(text.len(), |(at, _)| *at);
         let start_offset = lines.get(first).map_or(text.len(), |(at, _)| *at).min(end_offset);
-        found.push(Located { body: start_offset..end_offset, begin: lines[i].0, ending, cwd: heredoc.cwd });
+        let body = start_offset..end_offset;
+        found.push(Located { body, lines: first..stop.max(first), begin: lines[i].0, ending, cwd: heredoc.cwd });
         i = next.max(i + 1);
     }
-    found
+    Patches { lines, found }
 }
 
 /// Where the patch whose lines start at `first` stops: the index of its
 /// last line + 1, how, and where scanning resumes.
 fn find_end(lines: &[(usize, &str)], first: usize, delimiter: Option<&str>) -> (usize, Ending, usize) {
+    // A patch is mostly hunk lines: a line is trimmed and compared only
+    // when its first character (after blanks) could start a marker or the
+    // delimiter.
+    let could_end = |line: &str| match trim_start(line).as_bytes().first() {
+        Some(&first) => first == b'*' || delimiter.is_some_and(|d| d.as_bytes().first() == Some(&first)),
+        None => false,
+    };
     for (j, (_, line)) in lines.iter().enumerate().skip(first) {
+        if !could_end(line) {
+            continue;
+        }
         let trimmed = trim(line);
         if trimmed == END {
             // The heredoc's delimiter after `*** End Patch` belongs to it too.
@@ -263,7 +284,7 @@ mod tests {
             span: SourceMap::new(reply).span(0, 1),
             closed: false,
         };
-        let found = locate(&source);
+        let found = locate(&source).found;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].ending, Ending::EndPatch);
         assert!(reply[found[0].body.clone()].ends_with("+y\n"));

@@ -12,9 +12,9 @@
 use std::ops::Range;
 
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::trim;
+use agent_apply_sdk::text::{trim, trim_end, trim_start};
 
-use crate::envelope::{Ending, Located, Source, offset_lines};
+use crate::envelope::{Ending, Located, Source};
 use crate::paths::resolve;
 use crate::{FileOp, Hunk};
 
@@ -52,12 +52,10 @@ impl<'a> Place<'a> {
     }
 }
 
-/// Parse the patch `located` in `source` into `parsed`.
-pub(crate) fn parse_patch(source: &Source<'_>, located: &Located, place: &Place<'_>, parsed: &mut Parsed<FileOp>) {
-    let body = &source.text[located.body.clone()];
-    let lines: Vec<(usize, &str)> =
-        offset_lines(body).into_iter().map(|(at, line)| (at + located.body.start, line)).collect();
-    let mut parser = Parser { lines: &lines, i: 0, place, located, text_len: located.body.end, parsed };
+/// Parse the patch `located` into `parsed`; `lines` are its body's, each
+/// with its offset in the source (see [`crate::envelope::Patches`]).
+pub(crate) fn parse_patch(lines: &[(usize, &str)], located: &Located, place: &Place<'_>, parsed: &mut Parsed<FileOp>) {
+    let mut parser = Parser { lines, i: 0, place, located, text_len: located.body.end, parsed };
     parser.run();
 }
 
@@ -254,7 +252,10 @@ impl Parser<'_, '_> {
         let mut scope_at: Option<usize> = None;
         let mut scopes: Vec<String> = Vec::new();
         while let Some(&(at, line)) = self.lines.get(self.i) {
-            let trimmed = trim(line);
+            // Only a line that starts `*` (after blanks) can be a marker:
+            // the hunk lines around are not trimmed at their end too.
+            let lead = trim_start(line);
+            let trimmed = if lead.starts_with('*') { trim_end(lead) } else { "" };
             if trimmed == "*** End of File" {
                 let Some(mut hunk) = current.take() else {
                     return Err(self.error(

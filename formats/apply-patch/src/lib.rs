@@ -173,8 +173,9 @@ impl Format for ApplyPatch {
         parsed.diagnostics = diagnostics;
         for source in &sources {
             let place = grammar::Place::new(&map, source);
-            for located in envelope::locate(source) {
-                grammar::parse_patch(source, &located, &place, &mut parsed);
+            let patches = envelope::locate(source);
+            for located in &patches.found {
+                grammar::parse_patch(&patches.lines[located.lines.clone()], located, &place, &mut parsed);
             }
         }
         for fence in fenced_blocks(reply) {
