@@ -37,8 +37,9 @@ impl Entry {
 pub struct Workspace {
     files: BTreeMap<String, Entry>,
     renames: Vec<(String, String)>,
-    /// How each edit was placed, by its index in the reply's edits.
-    matches: BTreeMap<usize, MatchInfo>,
+    /// How each edit was placed, at its index in the reply's edits (a
+    /// vector, not a map: a large reply notes every edit, in order).
+    matches: Vec<Option<MatchInfo>>,
     /// The edit `Format::apply_edit` is applying, for [`Workspace::note_match`].
     current: usize,
 }
@@ -50,7 +51,7 @@ impl Workspace {
             .into_iter()
             .map(|f| (f.path, Entry { existed: true, replaced: None, current: Some(f.content) }))
             .collect();
-        Workspace { files, renames: Vec::new(), matches: BTreeMap::new(), current: 0 }
+        Workspace { files, renames: Vec::new(), matches: Vec::new(), current: 0 }
     }
 
     /// The current content of `path`, or `None` if it does not exist.
@@ -112,12 +113,15 @@ impl Workspace {
     /// the report shows it so a harness can audit risky matches. Formats
     /// that override `Format::apply` use [`Workspace::note_match_of`].
     pub fn note_match(&mut self, info: MatchInfo) {
-        self.matches.insert(self.current, info);
+        self.note_match_of(self.current, info);
     }
 
     /// Say how edit `index` (in the reply's order) was placed.
     pub fn note_match_of(&mut self, index: usize, info: MatchInfo) {
-        self.matches.insert(index, info);
+        if self.matches.len() <= index {
+            self.matches.resize(index + 1, None);
+        }
+        self.matches[index] = Some(info);
     }
 
     /// Say which edit `apply_edit` is about to apply (`apply_each` does).
@@ -127,7 +131,7 @@ impl Workspace {
 
     /// How edit `index` was placed, if its format said.
     pub(crate) fn take_match(&mut self, index: usize) -> Option<MatchInfo> {
-        self.matches.remove(&index)
+        self.matches.get_mut(index).and_then(Option::take)
     }
 
     /// The net changes: one per path whose content changed, renames kept as
