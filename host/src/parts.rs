@@ -5,6 +5,7 @@
 //! and applied by its own format, all parts or none; edit markers that no
 //! format read are an error naming their reply lines.
 
+use std::borrow::Borrow;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -399,8 +400,8 @@ pub fn apply(
 
 /// The `indexes` of `edits` by the path each names, paths in the order
 /// the edits first name them.
-pub fn by_path(edits: &[Edit], indexes: impl IntoIterator<Item = usize>) -> Vec<(&str, Vec<usize>)> {
-    agent_apply_sdk::indexes_by_path(indexes.into_iter().map(|index| (index, edits[index].path.as_str())))
+pub fn by_path<E: Borrow<Edit>>(edits: &[E], indexes: impl IntoIterator<Item = usize>) -> Vec<(&str, Vec<usize>)> {
+    agent_apply_sdk::indexes_by_path(indexes.into_iter().map(|index| (index, edits[index].borrow().path.as_str())))
 }
 
 /// `edits` on files this large (in all) are first tried one file at a time.
@@ -421,8 +422,7 @@ fn apply_by_file(part: &mut Part, files: &[File], edits: &[&Edit]) -> Result<Opt
     if size < BY_FILE_FROM_BYTES || edits.iter().any(|e| !e.related_paths.is_empty()) {
         return Ok(None);
     }
-    let by_path =
-        agent_apply_sdk::indexes_by_path(edits.iter().enumerate().map(|(index, edit)| (index, edit.path.as_str())));
+    let by_path = by_path(edits, 0..edits.len());
     if by_path.len() < 2 {
         return Ok(None);
     }
