@@ -112,12 +112,12 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, cursor: usize) -> R
         return Ok(Placed { splices: Vec::new(), end: cursor, note: Some(note), matched });
     }
     let scope = resolve_scopes(hay, hunk, &label, cursor)?;
-    if old_side(&lines).is_empty() {
+    if lines.iter().all(|l| l.old_text().is_none()) {
         return insert(hay, hunk, &lines, &scope, &label, cursor);
     }
     match search(hay, &lines, &scope, hunk.end_of_file) {
         Ok((found, used)) => {
-            let splices = hunk_splices(hay, &used, &found);
+            let splices = hunk_splices(hay, &lines[used], &found);
             let note = (found.level != Level::Exact).then(|| {
                 let reindented = if found.level >= Level::LeadingWhitespace { ", added lines re-indented" } else { "" };
                 format!("hunk {} matched {}{reindented}", hunk.number, found.level.describe())
@@ -144,22 +144,20 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, cursor: usize) -> R
 
 /// The hunk's old side found within its scope; when it is not, once more
 /// without blank unchanged lines at its edges (a blank line the model put
-/// around a hunk that the file does not have there).
-fn search<'h>(
+/// around a hunk that the file does not have there). With the match, the
+/// range of `lines` that matched.
+fn search(
     hay: &Haystack<'_>,
-    lines: &[HunkLine<'h>],
+    lines: &[HunkLine<'_>],
     scope: &Scope,
     end_of_file: bool,
-) -> Result<(BlockMatch, Vec<HunkLine<'h>>), MatchError> {
+) -> Result<(BlockMatch, Range<usize>), MatchError> {
     let blank = |l: &HunkLine<'_>| matches!(l, HunkLine::Context(t) if trim(t).is_empty());
     let lead = lines.iter().take_while(|l| blank(l)).count();
     let trail = lines[lead..].iter().rev().take_while(|l| blank(l)).count();
-    let mut variants = vec![lines.to_vec()];
-    if lead + trail > 0 {
-        variants.push(lines[lead..lines.len() - trail].to_vec());
-    }
-    for variant in variants {
-        match find_within(hay, &old_side(&variant), scope, end_of_file) {
+    let trimmed = (lead + trail > 0).then_some(lead..lines.len() - trail);
+    for variant in std::iter::once(0..lines.len()).chain(trimmed) {
+        match find_within(hay, &old_side(&lines[variant.clone()]), scope, end_of_file) {
             Ok(found) => return Ok((found, variant)),
             Err(MatchError::NotFound) => continue,
             Err(ambiguous) => return Err(ambiguous),

@@ -85,6 +85,9 @@ pub(super) fn line_key(line: &str, level: Level) -> u64 {
     }
 }
 
+/// Blocks of up to this many lines are searched without allocating.
+const SHORT_NEEDLE: usize = 16;
+
 /// The most lines [`Haystack::find_all`] compares directly rather than
 /// through the level's index.
 const SMALL_WINDOW: usize = 64;
@@ -174,11 +177,15 @@ impl<'a> Haystack<'a> {
         if m == 0 || within.len() < m || limit == 0 {
             return Vec::new();
         }
-        let needle_norm: Vec<Cow<'_, str>> = needle.iter().map(|l| normalize(l, level)).collect();
+        // The exact level compares the needle as it is; the others compare
+        // it normalized.
+        let normalized: Vec<Cow<'_, str>> =
+            if level == Level::Exact { Vec::new() } else { needle.iter().map(|l| normalize(l, level)).collect() };
+        let want = |j: usize| -> &str { if level == Level::Exact { needle[j] } else { &normalized[j] } };
         let same_lines = |start: usize| {
-            self.lines[start..start + m].iter().zip(&needle_norm).all(|(line, want)| match level {
-                Level::Exact => same_text(line, want),
-                _ => same_text(&normalize(line, level), want),
+            self.lines[start..start + m].iter().enumerate().all(|(j, line)| match level {
+                Level::Exact => same_text(line, want(j)),
+                _ => same_text(&normalize(line, level), want(j)),
             })
         };
         // A window a few blocks long (the lines around a match, looked at
@@ -188,10 +195,21 @@ impl<'a> Haystack<'a> {
         if self.keys[level.key_slot()].get().is_none() && within.len() <= SMALL_WINDOW {
             return (within.start..=within.end - m).filter(|&start| same_lines(start)).take(limit).collect();
         }
-        let needle_keys: Vec<u64> = needle_norm.iter().map(|l| hash_str(l)).collect();
+        // A block of a few lines (a hunk's old side, a scope line) keeps its
+        // hashes on the stack: every search allocated for them.
+        let mut short = [0u64; SHORT_NEEDLE];
+        let long: Vec<u64>;
+        let needle_keys: &[u64] = if m <= SHORT_NEEDLE {
+            for (j, key) in short[..m].iter_mut().enumerate() {
+                *key = hash_str(want(j));
+            }
+            &short[..m]
+        } else {
+            long = (0..m).map(|j| hash_str(want(j))).collect();
+            &long
+        };
         let keys = self.keys(level);
-        let same_at =
-            |start: usize| keys[start..start + m].iter().zip(&needle_keys).all(|(a, b)| a == b) && same_lines(start);
+        let same_at = |start: usize| keys[start..start + m] == *needle_keys && same_lines(start);
 
         // The rarest line of the block anchors the search; a block of common
         // lines only (each more frequent than the window is long, over the
@@ -216,7 +234,7 @@ impl<'a> Haystack<'a> {
                 .take(limit)
                 .collect();
         }
-        self.scan(level, &needle_keys, within, limit, same_at)
+        self.scan(level, needle_keys, within, limit, same_at)
     }
 
     /// Slide a rolling hash of `needle_keys` over the line hashes of `within`.
