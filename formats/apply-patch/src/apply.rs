@@ -14,8 +14,8 @@ use std::ops::Range;
 
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
 use agent_apply_sdk::matching::{
-    AMBIGUITY_LIMIT, BlockMatch, Haystack, LadderOptions, Level, MatchError, ambiguous_failure, did_you_mean,
-    find_block, merge_matches, normalize,
+    AMBIGUITY_LIMIT, BlockMatch, Haystack, LadderOptions, Level, MatchError, Matched, ambiguous_failure, did_you_mean,
+    find_block, normalize,
 };
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::trim;
@@ -42,7 +42,7 @@ pub(crate) fn patch_file(content: &str, hunks: &[Hunk], path: &str) -> Result<Pa
         let placed = place(&hay, hunk, path, cursor)?;
         cursor = placed.end;
         notes.extend(placed.note);
-        matched = Some(merge_matches(matched, placed.matched));
+        matched = Some(placed.matched.merge_into(matched));
         splices.extend(placed.splices);
     }
     let style = TextStyle::detect(content);
@@ -85,9 +85,9 @@ struct Placed<'h> {
     splices: Vec<LineSplice<'h>>,
     end: usize,
     note: Option<String>,
-    /// The ladder level with its candidates, or how an added-lines-only
-    /// hunk was placed (`scope-line`, `end-of-file`).
-    matched: MatchInfo,
+    /// The ladder's match, or how a hunk that changes nothing or only adds
+    /// lines was placed (`scope-line`, `end-of-file`).
+    matched: Matched,
 }
 
 /// A hunk as messages name it: `hunk 3 of src/x.py (reply line 40)`.
@@ -108,7 +108,7 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, cursor: usize) -> R
     let lines: Vec<HunkLine<'_>> = hunk.lines.iter().map(|l| tagged(l)).collect();
     if lines.iter().all(|l| matches!(l, HunkLine::Context(_))) {
         let note = format!("hunk {} changes nothing", hunk.number);
-        let matched = MatchInfo::at(Level::Exact.as_str());
+        let matched = Matched::Report(MatchInfo::at(Level::Exact.as_str()));
         return Ok(Placed { splices: Vec::new(), end: cursor, note: Some(note), matched });
     }
     let scope = resolve_scopes(hay, hunk, &label, cursor)?;
@@ -122,7 +122,7 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, cursor: usize) -> R
                 let reindented = if found.level >= Level::LeadingWhitespace { ", added lines re-indented" } else { "" };
                 format!("hunk {} matched {}{reindented}", hunk.number, found.level.describe())
             });
-            Ok(Placed { splices, end: found.end, note, matched: found.match_info() })
+            Ok(Placed { splices, end: found.end, note, matched: Matched::Block(found) })
         }
         Err(MatchError::Ambiguous { level, starts }) => {
             let mut failure = ambiguous_failure(level, &starts, old_side(&lines).len());
@@ -312,7 +312,7 @@ fn insert<'h>(
     }
     let new = new_side(lines).into_iter().map(Cow::Borrowed).collect();
     let splices = vec![LineSplice { range: at..at, lines: new }];
-    Ok(Placed { splices, end: at, note: None, matched: MatchInfo::at(how) })
+    Ok(Placed { splices, end: at, note: None, matched: Matched::Report(MatchInfo::at(how)) })
 }
 
 /// Why a hunk's old side was not found, with the closest real lines.

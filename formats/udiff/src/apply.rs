@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use agent_apply_sdk::hunk::{HunkLine, LineSplice, hunk_splices, new_side, old_side};
 use agent_apply_sdk::matching::{
-    BlockMatch, Haystack, LINE_LEVELS, Level, did_you_mean, ladder_match, merge_matches, normalize, places,
+    BlockMatch, Haystack, LINE_LEVELS, Level, Matched, did_you_mean, ladder_match, normalize, places,
 };
 use agent_apply_sdk::prelude::*;
 
@@ -122,7 +122,7 @@ struct Placed<'a> {
     note: Option<String>,
     /// How it was placed: a ladder level with its candidates, or `pieces`
     /// when split, relocated when it landed away from its header's line.
-    matched: MatchInfo,
+    matched: Matched,
 }
 
 pub(crate) struct Outcome {
@@ -194,14 +194,24 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, strict: bool) -> Re
     }
     if lines.iter().all(is_context) {
         let note = Some(format!("hunk {} changes nothing", hunk.number));
-        return Ok(Placed { splices: Vec::new(), touches_eof: false, note, matched: MatchInfo::at("exact") });
+        return Ok(Placed {
+            splices: Vec::new(),
+            touches_eof: false,
+            note,
+            matched: Matched::Report(MatchInfo::at("exact")),
+        });
     }
     let n = hay.len();
     if old.is_empty() {
         if n == 0 {
             let at = LineSplice { range: 0..0, lines: new.iter().map(|&l| Cow::Borrowed(l)).collect() };
             let splices = vec![Splice { at, hunk: hunk.number }];
-            return Ok(Placed { splices, touches_eof: true, note: None, matched: MatchInfo::at("exact") });
+            return Ok(Placed {
+                splices,
+                touches_eof: true,
+                note: None,
+                matched: Matched::Report(MatchInfo::at("exact")),
+            });
         }
         return Err(failure(
             &label,
@@ -220,10 +230,19 @@ fn place<'h>(hay: &Haystack<'_>, hunk: &'h Hunk, path: &str, strict: bool) -> Re
                 notes.push("chosen by its line number among equal matches");
             }
             let note = (!notes.is_empty()).then(|| format!("hunk {} matched {}", hunk.number, notes.join(", ")));
-            let mut matched = ladder_match(found.level, &found.candidates);
-            if let Some(line) = hunk.old_start.filter(|&s| hint.is_some_and(|h| h != found.start) && s > 0) {
-                matched = matched.relocated_from(line);
-            }
+            let relocated = hunk.old_start.filter(|&s| hint.is_some_and(|h| h != found.start) && s > 0);
+            let matched = match relocated {
+                None if found.level == Level::Exact && found.candidates == [(Level::Exact, 1)] => {
+                    Matched::Block(BlockMatch { start: found.start, end: found.start + old.len(), level: found.level })
+                }
+                _ => {
+                    let matched = ladder_match(found.level, &found.candidates);
+                    Matched::Report(match relocated {
+                        Some(line) => matched.relocated_from(line),
+                        None => matched,
+                    })
+                }
+            };
             return Ok(Placed { splices, touches_eof: end == n, note, matched });
         }
         Err(Miss::Ambiguous(level, starts)) => return Err(ambiguous(&label, hunk, level, &starts, old.len())),
@@ -421,7 +440,7 @@ fn split<'h>(
         Some(line) => matched.relocated_from(line),
         None => matched,
     };
-    Ok(Placed { splices, touches_eof, note, matched })
+    Ok(Placed { splices, touches_eof, note, matched: Matched::Report(matched) })
 }
 
 fn run_failure(
@@ -507,7 +526,7 @@ pub(crate) fn patch(content: &str, hunks: &[Hunk], path: &str, strict: bool) -> 
             }
         }
         notes.extend(placed.note);
-        matched = Some(merge_matches(matched, placed.matched));
+        matched = Some(placed.matched.merge_into(matched));
         splices.extend(placed.splices);
     }
     splices.sort_by_key(|s| (s.at.range.start, s.at.range.end, s.hunk));

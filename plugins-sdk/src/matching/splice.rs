@@ -54,6 +54,34 @@ pub fn merge_matches(so_far: Option<MatchInfo>, next: MatchInfo) -> MatchInfo {
     }
 }
 
+/// How one block of an edit was placed: by the ladder, as found (its
+/// report is made only if it is the one kept, see
+/// [`Matched::merge_into`]), or a report made otherwise.
+#[derive(Debug, Clone)]
+pub enum Matched {
+    /// Found by [`find_block`]'s ladder.
+    Block(BlockMatch),
+    /// Placed another way, or with more to tell (a relocation).
+    Report(MatchInfo),
+}
+
+impl Matched {
+    /// [`merge_matches`] of `so_far` and this placement. Most blocks of an
+    /// edit place exactly, after a first block that did: their reports,
+    /// a few allocations each, are not made only to be dropped.
+    pub fn merge_into(self, so_far: Option<MatchInfo>) -> MatchInfo {
+        match (self, so_far) {
+            (Matched::Block(found), Some(so_far))
+                if found.level == Level::Exact || so_far.level != Level::Exact.as_str() =>
+            {
+                so_far
+            }
+            (Matched::Block(found), so_far) => merge_matches(so_far, found.match_info()),
+            (Matched::Report(report), so_far) => merge_matches(so_far, report),
+        }
+    }
+}
+
 impl BlockMatch {
     /// How [`find_block`] placed this match, for the report. The ladder
     /// stops at the first level with any place, and a match is unique
