@@ -16,7 +16,7 @@ use agent_apply_sdk::text::{trim, trim_end, trim_start};
 
 use crate::envelope::{Ending, Located, Source};
 use crate::paths::resolve;
-use crate::{FileOp, Hunk};
+use crate::{At, FileOp, Hunk};
 
 /// Positions in one [`Source`], as the reply sees them.
 pub(crate) struct Place<'a> {
@@ -34,13 +34,14 @@ impl<'a> Place<'a> {
 
     /// "reply line 12", or the line of the patch inside a tool call.
     pub(crate) fn at(&self, offset: usize) -> String {
+        self.locate(offset).to_string()
+    }
+
+    /// Where `offset` is, as [`Place::at`] writes it.
+    pub(crate) fn locate(&self, offset: usize) -> At {
         match (&self.local, self.offset) {
-            (Some(local), _) => format!(
-                "line {} of the patch in the tool call at reply line {}",
-                local.line_of(offset),
-                self.call.first_line
-            ),
-            (None, base) => format!("reply line {}", self.reply.line_of(base.unwrap_or(0) + offset)),
+            (Some(local), _) => At { line: local.line_of(offset), call_line: Some(self.call.first_line) },
+            (None, base) => At { line: self.reply.line_of(base.unwrap_or(0) + offset), call_line: None },
         }
     }
 
@@ -278,7 +279,7 @@ impl Parser<'_, '_> {
                 let number = hunks.len() + 1;
                 let hunk = current.get_or_insert_with(|| Hunk {
                     number,
-                    at: self.place.at(scope_at.take().unwrap_or(at)),
+                    at: self.place.locate(scope_at.take().unwrap_or(at)),
                     scopes: std::mem::take(&mut scopes),
                     lines: Vec::new(),
                     end_of_file: false,

@@ -50,13 +50,33 @@ pub enum FileOp {
     },
 }
 
+/// Where a hunk is in the reply: kept as numbers and written only into a
+/// message, since most hunks place and need none.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct At {
+    /// The reply's line, or the patch's inside a tool call.
+    pub line: u32,
+    /// The reply line of the tool call holding the patch, if it is in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_line: Option<u32>,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.call_line {
+            Some(call) => write!(f, "line {} of the patch in the tool call at reply line {call}", self.line),
+            None => write!(f, "reply line {}", self.line),
+        }
+    }
+}
+
 /// One hunk of an update.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hunk {
     /// 1-based number of the hunk in its section.
     pub number: usize,
     /// Where it is in the reply, for messages ("reply line 12").
-    pub at: String,
+    pub at: At,
     /// Its `@@` scope lines, outermost first.
     pub scopes: Vec<String>,
     /// Lines with their marker: ` ` unchanged, `-` removed, `+` added.

@@ -109,6 +109,10 @@ impl Reindent {
     /// `line` re-indented, borrowed where it stays as written (every line
     /// of an exact match): a reply of thousands of blocks copies none.
     pub fn reindented<'a>(&self, line: &'a str) -> Cow<'a, str> {
+        // Before the indentation is measured: most lines are kept.
+        if let Reindent::Keep = self {
+            return Cow::Borrowed(line);
+        }
         let ws = leading_ws(line);
         let rest = &line[ws.len()..];
         match self {
