@@ -209,7 +209,10 @@ impl<'a> Haystack<'a> {
             &long
         };
         let keys = self.keys(level);
-        let same_at = |start: usize| keys[start..start + m] == *needle_keys && same_lines(start);
+        // Key by key: a slice comparison is a `memcmp` call, byte by byte in
+        // a component.
+        let same_at =
+            |start: usize| keys[start..start + m].iter().zip(needle_keys).all(|(a, b)| a == b) && same_lines(start);
 
         // The rarest line of the block anchors the search; a block of common
         // lines only (each more frequent than the window is long, over the
