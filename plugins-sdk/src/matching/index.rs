@@ -112,22 +112,13 @@ impl<'a> Haystack<'a> {
         Haystack { lines, body: None, keys: Default::default(), index: Default::default() }
     }
 
-    /// The lines of a file's content (after any BOM), each hashed at the
-    /// exact level as it is split off: every caller searches the file, and
-    /// a line hashed while it is being read costs half as much as in a
-    /// second pass over the lines.
+    /// The lines of a file's content (after any BOM).
     pub fn of(content: &'a str) -> Self {
         let (_, body) = split_bom(content);
-        // Sized up front: growing by doubling would copy them several times.
-        let count = crate::text::line_count(body);
-        let (mut lines, mut keys) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for line in lines_with_endings(body).map(strip_ending) {
-            lines.push(line);
-            keys.push(line_key(line, Level::Exact));
-        }
-        let hay = Haystack { body: Some(body), ..Haystack::new(lines) };
-        let _ = hay.keys[Level::Exact.key_slot()].set(keys);
-        hay
+        // Sized up front: growing by doubling would copy it several times.
+        let mut lines = Vec::with_capacity(crate::text::line_count(body));
+        lines.extend(lines_with_endings(body).map(strip_ending));
+        Haystack { body: Some(body), ..Haystack::new(lines) }
     }
 
     /// [`crate::text::splice_lines`] of `content`, faster when this haystack
@@ -201,7 +192,7 @@ impl<'a> Haystack<'a> {
         // for an edit already applied) is compared line by line when this
         // level has no index yet: indexing the whole file for it would cost
         // more than the comparisons, once per file and level.
-        if self.index[level.key_slot()].get().is_none() && within.len() <= SMALL_WINDOW {
+        if self.keys[level.key_slot()].get().is_none() && within.len() <= SMALL_WINDOW {
             return (within.start..=within.end - m).filter(|&start| same_lines(start)).take(limit).collect();
         }
         // A block of a few lines (a hunk's old side, a scope line) keeps its
