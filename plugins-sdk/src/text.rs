@@ -276,17 +276,11 @@ pub(crate) fn leading_blanks(bytes: &[u8]) -> usize {
         return 0;
     }
     let mut start = 0;
-    while let Some(chunk) = bytes[start..].first_chunk::<8>() {
-        // The spaces of a word read at once: its first byte that is not
-        // one (its lowest set byte once spaces are zeroed) ends them.
-        let rest = u64::from_le_bytes(*chunk) ^ u64::from_le_bytes([b' '; 8]);
-        if rest != 0 {
-            start += (rest.trailing_zeros() / 8) as usize;
-            break;
-        }
+    while let Some(chunk) = bytes[start..].first_chunk::<8>()
+        && *chunk == [b' '; 8]
+    {
         start += 8;
     }
-    // Past the spaces: a tab or another blank, if any, one by one.
     start + bytes[start..].iter().position(|&b| !is_blank(b)).unwrap_or(bytes.len() - start)
 }
 
