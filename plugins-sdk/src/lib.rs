@@ -104,6 +104,10 @@ pub mod prelude {
 #[doc(hidden)]
 pub use talc as __talc;
 
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[doc(hidden)]
+pub mod growth;
+
 /// Export a [`Format`] as the plugin of this crate.
 ///
 /// The type must implement [`Format`] and [`Default`]. Built for a wasm
@@ -123,10 +127,13 @@ macro_rules! export_format {
 
         // talc, not the C library's dlmalloc: a large reply's parse and
         // apply make an allocation or two per line, and talc's are cheaper.
-        #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+        // Its heap grows by whole huge pages ([`growth`](crate::growth)).
+        #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
         #[global_allocator]
-        static __AGENT_APPLY_ALLOCATOR: $crate::__talc::wasm::WasmDynamicTalc =
-            $crate::__talc::wasm::new_wasm_dynamic_allocator();
+        static __AGENT_APPLY_ALLOCATOR: $crate::__talc::cell::TalcSyncCell<
+            $crate::growth::StretchGrowth,
+            $crate::__talc::wasm::WasmBinning,
+        > = $crate::__talc::cell::TalcSyncCell::new_wasm($crate::growth::StretchGrowth::new());
     };
     ($format:ty, own_allocator) => {
         #[cfg(not(target_family = "wasm"))]
