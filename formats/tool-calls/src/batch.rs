@@ -113,25 +113,35 @@ fn splice(content: &str, calls: &[&Replacement], places: &[usize], order: &[usiz
     (out, lines)
 }
 
-/// Every `old_string` looked for at once: at each place of the text, a key
-/// of the last (up to) 16 bytes of a `window` starting there, checked
-/// against the calls' keys, then each call with that key compared in full.
-/// The key is read with two loads, independent of the places before it: a
-/// rolling hash chained every byte on the one before.
+/// Every `old_string` looked for at once, without reading every place of
+/// the text. Each is at least `window` bytes long, so an occurrence covers
+/// a `gram` of up to 8 bytes at exactly one place that is a multiple of
+/// `stride` (`window - gram + 1`), at an offset below `stride` into it:
+/// only those places are read, and the gram there says at which offsets an
+/// `old_string` could have started. A place that passes is checked as
+/// before: a key of the (up to) 16 last bytes of the `window` starting
+/// there, then each call with that key compared in full.
 struct Search<'p> {
     patterns: &'p [&'p str],
     window: usize,
-    /// A bit per key's high bits: most places are ruled out by it alone.
-    filter: Box<[u64; FILTER_WORDS]>,
-    /// The calls by key, sorted: a place that passes the filter looks its
-    /// key up here.
+    gram: usize,
+    stride: usize,
+    /// A bit per gram's high bits: most sampled places are ruled out by it.
+    gram_filter: Box<[u64; FILTER_WORDS]>,
+    /// Each gram of the patterns, with a bit per offset it has in one.
+    offsets: Vec<(u64, u64)>,
+    /// A bit per window key's high bits.
+    key_filter: Box<[u64; FILTER_WORDS]>,
+    /// The calls by window key, sorted.
     by_key: Vec<(u64, usize)>,
 }
 
-const FILTER_BITS: u32 = 16;
+const FILTER_BITS: u32 = 18;
 const FILTER_WORDS: usize = 1 << (FILTER_BITS - 6);
 /// The most bytes of a window its key reads.
 const KEY_BYTES: usize = 16;
+/// The most bytes of a gram: one word.
+const GRAM_BYTES: usize = 8;
 
 impl<'p> Search<'p> {
     fn new(patterns: &'p [&'p str]) -> Option<Self> {
@@ -145,31 +155,62 @@ impl<'p> Search<'p> {
         if by_key.windows(MAX_SHARING + 1).any(|run| run[0].0 == run[MAX_SHARING].0) {
             return None;
         }
-        let mut filter = Box::new([0u64; FILTER_WORDS]);
-        for &(key, _) in &by_key {
-            let bit = (key >> (64 - FILTER_BITS)) as usize;
-            filter[bit / 64] |= 1 << (bit % 64);
-        }
-        Some(Search { patterns, window, filter, by_key })
+        let mut key_filter = Box::new([0u64; FILTER_WORDS]);
+        by_key.iter().for_each(|&(key, _)| set_bit(&mut key_filter, key));
+        let gram = window.min(GRAM_BYTES);
+        let stride = window - gram + 1;
+        let mut offsets: Vec<(u64, u64)> = patterns
+            .iter()
+            .flat_map(|p| (0..stride).map(move |o| (gram_at(&p.as_bytes()[o..], gram), 1 << o)))
+            .collect();
+        offsets.sort_unstable_by_key(|&(g, _)| g);
+        offsets.dedup_by(|later, kept| {
+            later.0 == kept.0 && {
+                kept.1 |= later.1;
+                true
+            }
+        });
+        let mut gram_filter = Box::new([0u64; FILTER_WORDS]);
+        offsets.iter().for_each(|&(g, _)| set_bit(&mut gram_filter, mix(g)));
+        Some(Search { patterns, window, gram, stride, gram_filter, offsets, key_filter, by_key })
     }
 
     /// Calls `found(k, at)` for every place `at` of `text` where pattern `k`
-    /// starts, overlapping ones included, in order of `at`, until it
-    /// returns false.
+    /// starts, overlapping ones included, each once and in no set order,
+    /// until it returns false.
     fn each(&self, text: &str, mut found: impl FnMut(usize, usize) -> bool) {
         let bytes = text.as_bytes();
-        for (at, window) in bytes.windows(self.window).enumerate() {
-            let key = key(window);
-            let bit = (key >> (64 - FILTER_BITS)) as usize;
-            if self.filter[bit / 64] & (1 << (bit % 64)) != 0 && !self.candidates(bytes, at, key, &mut found) {
+        if bytes.len() < self.window {
+            return;
+        }
+        for place in (0..=bytes.len() - self.gram).step_by(self.stride) {
+            let gram = gram_at(&bytes[place..], self.gram);
+            if has_bit(&self.gram_filter, mix(gram)) && !self.at_gram(bytes, place, gram, &mut found) {
                 return;
             }
         }
     }
 
+    /// The patterns that could hold the gram at `place` (where its offsets
+    /// say they would start), each checked; false once `found` says to stop.
+    #[cold]
+    fn at_gram(&self, bytes: &[u8], place: usize, gram: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
+        let Ok(i) = self.offsets.binary_search_by_key(&gram, |&(g, _)| g) else { return true };
+        let mut mask = self.offsets[i].1;
+        while mask != 0 {
+            let offset = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let Some(at) = place.checked_sub(offset).filter(|at| at + self.window <= bytes.len()) else { continue };
+            let key = key(&bytes[at..at + self.window]);
+            if has_bit(&self.key_filter, key) && !self.candidates(bytes, at, key, found) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The patterns whose window has key `key` that start at `at`, each told
     /// to `found`; false once `found` says to stop.
-    #[cold]
     fn candidates(&self, bytes: &[u8], at: usize, key: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
         let first = self.by_key.partition_point(|&(k, _)| k < key);
         for &(_, k) in self.by_key[first..].iter().take_while(|&&(k, _)| k == key) {
@@ -181,11 +222,36 @@ impl<'p> Search<'p> {
     }
 }
 
+fn set_bit(filter: &mut [u64; FILTER_WORDS], hash: u64) {
+    let bit = (hash >> (64 - FILTER_BITS)) as usize;
+    filter[bit / 64] |= 1 << (bit % 64);
+}
+
+fn has_bit(filter: &[u64; FILTER_WORDS], hash: u64) -> bool {
+    let bit = (hash >> (64 - FILTER_BITS)) as usize;
+    filter[bit / 64] & (1 << (bit % 64)) != 0
+}
+
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+fn mix(word: u64) -> u64 {
+    (word ^ (word >> 29)).wrapping_mul(K)
+}
+
+/// The first `len` bytes of `bytes` (4 to 8 of them) as one word, exactly:
+/// two overlapping halves when fewer than 8.
+fn gram_at(bytes: &[u8], len: usize) -> u64 {
+    if len == GRAM_BYTES {
+        return u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    }
+    let half = |at: usize| u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")));
+    half(0) | (half(len - 4) << 32)
+}
+
 /// The key of a window (at least [`MIN_WINDOW`] bytes): its last
 /// [`KEY_BYTES`] bytes at most, read as two words (overlapping when the
 /// window is shorter), mixed so that its high bits spread.
 fn key(window: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let tail = &window[window.len().saturating_sub(KEY_BYTES)..];
     let n = tail.len();
     let (a, b) = if n >= 8 {
@@ -227,6 +293,38 @@ mod tests {
             }
             found.sort();
             naive.sort();
+            proptest::prop_assert_eq!(found, naive);
+        }
+
+        /// The same with long patterns (the widest stride between the places
+        /// read) written into the text, next to each other and overlapping.
+        #[test]
+        fn long_patterns_written_into_the_text_are_all_found(
+            patterns in proptest::collection::vec("[ab ]{8,90}", 1..6),
+            pieces in proptest::collection::vec((0usize..6, "[ab ]{0,12}"), 0..40),
+        ) {
+            let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+            // A piece is a pattern (the second and later ones cut short by
+            // a byte or two: near misses) or filler.
+            let text: String = pieces
+                .iter()
+                .map(|(k, filler)| patterns.get(*k).map_or(filler.as_str(), |p| &p[..p.len() - (*k).min(2)]))
+                .collect();
+            let Some(search) = Search::new(&patterns) else { return Ok(()) };
+            let mut found = Vec::new();
+            search.each(&text, |k, at| {
+                found.push((at, k));
+                true
+            });
+            let mut naive = Vec::new();
+            for at in 0..=text.len() {
+                for (k, pattern) in patterns.iter().enumerate() {
+                    if text.as_bytes()[at..].starts_with(pattern.as_bytes()) {
+                        naive.push((at, k));
+                    }
+                }
+            }
+            found.sort();
             proptest::prop_assert_eq!(found, naive);
         }
     }
