@@ -4,7 +4,7 @@
 //! `old_string` is looked for at once, in the file as it was, and the
 //! result is taken only when it is provably the one-by-one result.
 
-use agent_apply_sdk::matching::elided_replacement;
+use agent_apply_sdk::matching::{KeyMap, elided_replacement};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::shifts::Shifts;
 use agent_apply_sdk::text::{line_count, newline_count};
@@ -128,8 +128,10 @@ struct Search<'p> {
     stride: usize,
     /// A bit per gram's high bits: most sampled places are ruled out by it.
     gram_filter: Box<[u64; FILTER_WORDS]>,
-    /// Each gram of the patterns, with a bit per offset it has in one.
-    offsets: Vec<(u64, u64)>,
+    /// Each gram of the patterns (mixed: [`mix`] is one to one), with a
+    /// bit per offset it has in one. Hashed, not sorted: a file's calls
+    /// give thousands of grams each.
+    offsets: KeyMap<u64>,
     /// A bit per window key's high bits.
     key_filter: Box<[u64; FILTER_WORDS]>,
     /// The calls by window key, sorted.
@@ -159,19 +161,15 @@ impl<'p> Search<'p> {
         by_key.iter().for_each(|&(key, _)| set_bit(&mut key_filter, key));
         let gram = window.min(GRAM_BYTES);
         let stride = window - gram + 1;
-        let mut offsets: Vec<(u64, u64)> = patterns
-            .iter()
-            .flat_map(|p| (0..stride).map(move |o| (gram_at(&p.as_bytes()[o..], gram), 1 << o)))
-            .collect();
-        offsets.sort_unstable_by_key(|&(g, _)| g);
-        offsets.dedup_by(|later, kept| {
-            later.0 == kept.0 && {
-                kept.1 |= later.1;
-                true
-            }
-        });
+        let mut offsets = KeyMap::with_capacity_and_hasher(patterns.len() * stride, Default::default());
         let mut gram_filter = Box::new([0u64; FILTER_WORDS]);
-        offsets.iter().for_each(|&(g, _)| set_bit(&mut gram_filter, mix(g)));
+        for p in patterns {
+            for o in 0..stride {
+                let g = mix(gram_at(&p.as_bytes()[o..], gram));
+                *offsets.entry(g).or_insert(0) |= 1 << o;
+                set_bit(&mut gram_filter, g);
+            }
+        }
         Some(Search { patterns, window, gram, stride, gram_filter, offsets, key_filter, by_key })
     }
 
@@ -184,19 +182,19 @@ impl<'p> Search<'p> {
             return;
         }
         for place in (0..=bytes.len() - self.gram).step_by(self.stride) {
-            let gram = gram_at(&bytes[place..], self.gram);
-            if has_bit(&self.gram_filter, mix(gram)) && !self.at_gram(bytes, place, gram, &mut found) {
+            let gram = mix(gram_at(&bytes[place..], self.gram));
+            if has_bit(&self.gram_filter, gram) && !self.at_gram(bytes, place, gram, &mut found) {
                 return;
             }
         }
     }
 
-    /// The patterns that could hold the gram at `place` (where its offsets
+    /// The patterns that could hold the (mixed) gram at `place` (where its offsets
     /// say they would start), each checked; false once `found` says to stop.
     #[cold]
     fn at_gram(&self, bytes: &[u8], place: usize, gram: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
-        let Ok(i) = self.offsets.binary_search_by_key(&gram, |&(g, _)| g) else { return true };
-        let mut mask = self.offsets[i].1;
+        let Some(&offsets) = self.offsets.get(&gram) else { return true };
+        let mut mask: u64 = offsets;
         while mask != 0 {
             let offset = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -234,6 +232,7 @@ fn has_bit(filter: &[u64; FILTER_WORDS], hash: u64) -> bool {
 
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// A one-to-one mix of a word: a xorshift, then an odd multiplier.
 fn mix(word: u64) -> u64 {
     (word ^ (word >> 29)).wrapping_mul(K)
 }

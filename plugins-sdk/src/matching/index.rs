@@ -48,13 +48,13 @@ fn last_bytes(bytes: &[u8], rest: usize) -> u64 {
     }
 }
 
-/// A map by line key. The keys are hashes already (see [`hash_str`]), so
-/// the map uses them as they are rather than hashing them again.
-pub(super) type KeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+/// A map by line key, or by any `u64` that is well mixed already (a hash):
+/// the map uses the keys as they are rather than hashing them again.
+pub type KeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
 
 /// The hasher of [`KeyMap`]: a `u64` key is its own hash.
 #[derive(Default)]
-pub(super) struct KeyHasher(u64);
+pub struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
     fn finish(&self) -> u64 {
