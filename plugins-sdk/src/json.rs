@@ -106,6 +106,22 @@ impl JsonString {
     }
 }
 
+/// Whether key `k` is `name` once without case, `_` or `-` (`old_string`,
+/// `oldString` and `old-string` are `oldstring`), compared without building
+/// that form: a reply of thousands of edits names a few keys in each. For
+/// formats that take an object's keys as models spell them.
+pub fn key_is(k: &str, name: &str) -> bool {
+    // Byte by byte for the ASCII keys calls have (the same answer: an ASCII
+    // letter lowercases to one ASCII letter); a key shorter than the name
+    // cannot be it.
+    if k.is_ascii() {
+        let mut normal = k.bytes().filter(|b| *b != b'_' && *b != b'-').map(|b| b.to_ascii_lowercase());
+        return k.len() >= name.len() && name.bytes().all(|c| normal.next() == Some(c)) && normal.next().is_none();
+    }
+    let mut normal = k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase);
+    name.chars().all(|c| normal.next() == Some(c)) && normal.next().is_none()
+}
+
 /// The JSON string `raw` (quotes included) unescaped: borrowed when it has
 /// no escapes. `Err` when `raw` is no JSON string, or one whose `\\u`
 /// escapes make no characters (a lone surrogate), as serde_json reads it.
@@ -332,6 +348,21 @@ fn read_stream<'a>(reply: &'a str, range: std::ops::Range<usize>, meant: Meant, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every character lowercased on its own, `_` and `-` left out.
+    fn by_chars(k: &str, name: &str) -> bool {
+        k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).eq(name.chars())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn keys_match_as_their_lowercased_characters_do(k in "[a-zA-Z_\\-İ]{0,12}", name in "[a-z]{0,10}") {
+            proptest::prop_assert_eq!(key_is(&k, &name), by_chars(&k, &name));
+            for spelled in [name.to_uppercase(), format!("{name}_"), format!("-{name}x")] {
+                proptest::prop_assert_eq!(key_is(&spelled, &name), by_chars(&spelled, &name), "{}", spelled);
+            }
+        }
+    }
 
     fn texts<'a>(found: &JsonFound<'a>) -> Vec<&'a str> {
         found.values.iter().map(|v| v.text).collect()

@@ -1,10 +1,11 @@
 //! Reading a reply: JSON objects `{"path": ..., "edits": [...]}`, fenced or
 //! bare, one or several, and the anchors inside them.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
+use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError, key_is};
 use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
@@ -66,14 +67,33 @@ fn key(k: &str) -> String {
     k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
-/// The members of an object, keyed by [`key`] (none when `node` is no
-/// object; of a key written twice, the last).
-fn fields<'n, 'r>(node: &'n Node<'r>) -> BTreeMap<String, &'n Node<'r>> {
-    node.members().iter().map(|(k, v)| (key(k), v)).collect()
+/// The members of an object (none when the node is no object), looked up
+/// by their [`key`] without making it ([`key_is`]); of a key written twice,
+/// the last. An edit object has a few: they are searched, not mapped.
+#[derive(Clone, Copy)]
+struct Fields<'n, 'r>(&'n [(Cow<'r, str>, Node<'r>)]);
+
+impl<'n, 'r> Fields<'n, 'r> {
+    fn of(node: &'n Node<'r>) -> Self {
+        Fields(node.members())
+    }
+
+    fn get(self, name: &str) -> Option<&'n Node<'r>> {
+        self.0.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| v)
+    }
+
+    fn is_empty(self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The keys, each once and in order, for messages.
+    fn keys(self) -> Vec<String> {
+        self.0.iter().map(|(k, _)| key(k)).collect::<BTreeSet<_>>().into_iter().collect()
+    }
 }
 
-fn pick<'n, 'r>(fields: &BTreeMap<String, &'n Node<'r>>, names: &[&str]) -> Option<&'n Node<'r>> {
-    names.iter().find_map(|n| fields.get(*n).copied())
+fn pick<'n, 'r>(fields: Fields<'n, 'r>, names: &[&str]) -> Option<&'n Node<'r>> {
+    names.iter().find_map(|n| fields.get(n))
 }
 
 /// A (small) value's JSON, read.
@@ -124,19 +144,22 @@ fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
 }
 
 fn anchor_of(raw: Option<&Node<'_>>, what: &str) -> Result<Anchor, String> {
-    match raw.map(value_of).as_ref() {
-        None => Err(format!("`{what}` is missing")),
-        Some(Value::String(s)) => parse_anchor(s),
-        Some(Value::Number(n)) if n.as_u64() == Some(0) => Ok(Anchor { line: 0, hash: String::new() }),
-        Some(Value::Number(n)) => Err(format!(
+    let raw = raw.ok_or_else(|| format!("`{what}` is missing"))?;
+    // The string as written, not a `Value` made of it (one or two an edit).
+    if let Some(anchor) = raw.as_str() {
+        return parse_anchor(&anchor);
+    }
+    match value_of(raw) {
+        Value::Number(n) if n.as_u64() == Some(0) => Ok(Anchor { line: 0, hash: String::new() }),
+        Value::Number(n) => Err(format!(
             "`{what}` is the bare number {n}; anchors are LINE:HASH strings copied from the view, e.g. \"{n}:a3\""
         )),
-        Some(other) => Err(format!("`{what}` must be an anchor string like \"12:a3\", not {other}")),
+        other => Err(format!("`{what}` must be an anchor string like \"12:a3\", not {other}")),
     }
 }
 
 /// The text field of an edit (see [`new_text`]).
-fn new_lines(args: &BTreeMap<String, &Node<'_>>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
+fn new_lines(args: Fields<'_, '_>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
     let raw = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
     new_text(raw, what)
 }
@@ -144,46 +167,43 @@ fn new_lines(args: &BTreeMap<String, &Node<'_>>, names: &[&str], what: &str) -> 
 /// One operation object: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
 fn operation(node: &Node<'_>) -> Result<(Operation, bool), String> {
     const OPS: &str = "set_line, replace_lines, insert_after or replace";
-    let top = fields(node);
+    let top = Fields::of(node);
     if top.is_empty() {
         return Err(format!("an edit must be an object with one of {OPS}, not {}", short(node.text)));
     }
-    let named: Vec<(&String, &&Node<'_>)> = top
-        .iter()
-        .filter(|(k, _)| matches!(k.as_str(), "setline" | "replacelines" | "insertafter" | "replace"))
+    let named: Vec<(&str, &Node<'_>)> = ["insertafter", "replace", "replacelines", "setline"]
+        .into_iter()
+        .filter_map(|name| top.get(name).map(|args| (name, args)))
         .collect();
     let (name, args) = match named.as_slice() {
-        [(name, args)] if args.is_object() => ((*name).clone(), fields(args)),
+        [(name, args)] if args.is_object() => (Cow::Borrowed(*name), Fields::of(args)),
         [(name, _)] => return Err(format!("`{name}` must hold an object of arguments")),
-        [] => match pick(&top, &["op", "type", "operation", "action"]).map(value_of) {
-            Some(Value::String(name)) => (key(&name), top.clone()),
-            _ => {
-                let keys: Vec<&str> = top.keys().map(String::as_str).collect();
-                return Err(format!("an edit has none of {OPS} (it has {})", keys.join(", ")));
-            }
+        [] => match pick(top, &["op", "type", "operation", "action"]).map(value_of) {
+            Some(Value::String(name)) => (Cow::Owned(key(&name)), top),
+            _ => return Err(format!("an edit has none of {OPS} (it has {})", top.keys().join(", "))),
         },
         _ => return Err("an edit names several operations; give each its own object in `edits`".to_string()),
     };
-    match name.as_str() {
+    match name.as_ref() {
         "setline" => {
-            let anchor = anchor_of(pick(&args, &["anchor", "line", "at"]), "anchor")?;
-            let (new_text, stripped) = new_lines(&args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
+            let anchor = anchor_of(pick(args, &["anchor", "line", "at"]), "anchor")?;
+            let (new_text, stripped) = new_lines(args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
             Ok((Operation::SetLine { anchor, new_text }, stripped))
         }
         "replacelines" => {
-            let start = anchor_of(pick(&args, &["startanchor", "start", "first", "from"]), "start_anchor")?;
-            let end = anchor_of(pick(&args, &["endanchor", "end", "last", "to"]), "end_anchor")?;
-            let (new_text, stripped) = new_lines(&args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
+            let start = anchor_of(pick(args, &["startanchor", "start", "first", "from"]), "start_anchor")?;
+            let end = anchor_of(pick(args, &["endanchor", "end", "last", "to"]), "end_anchor")?;
+            let (new_text, stripped) = new_lines(args, &["newtext", "text", "content", "lines", "new"], "new_text")?;
             Ok((Operation::ReplaceLines { start, end, new_text }, stripped))
         }
         "insertafter" => {
-            let anchor = anchor_of(pick(&args, &["anchor", "after", "line", "at"]), "anchor")?;
-            let (text, stripped) = new_lines(&args, &["text", "newtext", "content", "lines", "new"], "text")?;
+            let anchor = anchor_of(pick(args, &["anchor", "after", "line", "at"]), "anchor")?;
+            let (text, stripped) = new_lines(args, &["text", "newtext", "content", "lines", "new"], "text")?;
             Ok((Operation::InsertAfter { anchor, text }, stripped))
         }
         "replace" => {
-            let old = pick(&args, &["oldtext", "old", "search", "find"]).ok_or("`old_text` is missing")?;
-            let new = pick(&args, &["newtext", "new", "text", "replace"]).ok_or("`new_text` is missing")?;
+            let old = pick(args, &["oldtext", "old", "search", "find"]).ok_or("`old_text` is missing")?;
+            let new = pick(args, &["newtext", "new", "text", "replace"]).ok_or("`new_text` is missing")?;
             let ((old_lines, old_stripped), (new_lines, new_stripped)) =
                 (new_text(old, "old_text")?, new_text(new, "new_text")?);
             let stripped = old_stripped || new_stripped;
@@ -268,11 +288,11 @@ impl<'r> Reader<'r> {
 
     fn file_object(&mut self, start: usize, end: usize, node: &Node<'r>) {
         self.taken.push((start, end));
-        let map = fields(node);
-        let path = ["path", "file", "filepath", "filename"].iter().find_map(|k| map.get(*k));
-        let edits = ["edits", "changes", "operations"].iter().find_map(|k| map.get(*k));
+        let map = Fields::of(node);
+        let path = pick(map, &["path", "file", "filepath", "filename"]);
+        let edits = pick(map, &["edits", "changes", "operations"]);
         let (path, edits) = match (path, edits) {
-            (Some(path), Some(edits)) => (*path, *edits),
+            (Some(path), Some(edits)) => (path, edits),
             (None, Some(_)) => {
                 return self.error(start, end, "the edit object has no \"path\"".into(), HINT);
             }
@@ -289,9 +309,7 @@ impl<'r> Reader<'r> {
         };
         // The file tag the view printed (`"tag": "@3fa9c1"`): which version
         // the anchors were read from.
-        let tag = ["tag", "version", "base"]
-            .iter()
-            .find_map(|k| map.get(*k))
+        let tag = pick(map, &["tag", "version", "base"])
             .and_then(|v| v.as_str())
             .map(|t| t.trim().trim_start_matches('@').to_ascii_lowercase())
             .filter(|t| !t.is_empty());

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, unescaped};
+use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, key_is, unescaped};
 use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
@@ -292,21 +292,6 @@ fn read_call(call: &Fields<'_>) -> Result<Found, String> {
     }
 }
 
-/// Whether key `k` is `name` once without case, `_` or `-` (`old_string`,
-/// `oldString` and `old-string` are `oldstring`), compared without building
-/// that form: a reply of thousands of calls names a few keys in each.
-fn key_is(k: &str, name: &str) -> bool {
-    // Byte by byte for the ASCII keys calls have (the same answer: an ASCII
-    // letter lowercases to one ASCII letter); a key shorter than the name
-    // cannot be it.
-    if k.is_ascii() {
-        let mut normal = k.bytes().filter(|b| *b != b'_' && *b != b'-').map(|b| b.to_ascii_lowercase());
-        return k.len() >= name.len() && name.bytes().all(|c| normal.next() == Some(c)) && normal.next().is_none();
-    }
-    let mut normal = k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase);
-    name.chars().all(|c| normal.next() == Some(c)) && normal.next().is_none()
-}
-
 const OLD: &[&str] = &["oldstring", "oldstr"];
 const NEW: &[&str] = &["newstring", "newstr"];
 const PATH: &[&str] = &["filepath", "path", "file"];
@@ -475,24 +460,4 @@ pub fn repo_relative(path: &str, root: Option<&str>) -> String {
         }
     }
     path
-}
-
-#[cfg(test)]
-mod tests {
-    use super::key_is;
-
-    /// Every character lowercased on its own, `_` and `-` left out.
-    fn by_chars(k: &str, name: &str) -> bool {
-        k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).eq(name.chars())
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn keys_match_as_their_lowercased_characters_do(k in "[a-zA-Z_\\-İ]{0,12}", name in "[a-z]{0,10}") {
-            proptest::prop_assert_eq!(key_is(&k, &name), by_chars(&k, &name));
-            for spelled in [name.to_uppercase(), format!("{name}_"), format!("-{name}x")] {
-                proptest::prop_assert_eq!(key_is(&spelled, &name), by_chars(&spelled, &name), "{}", spelled);
-            }
-        }
-    }
 }
