@@ -9,6 +9,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use agent_apply_sdk::matching::LadderOptions;
 use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
+use agent_apply_sdk::text::offset_in;
 use agent_apply_sdk::view::{merge_ranges, render_ranges};
 
 use crate::{Anchor, HashEdit, Operation, Settings};
@@ -297,43 +298,89 @@ pub fn ranges_text(ranges: &[LineRange]) -> String {
 }
 
 /// The new content: original lines kept byte for byte (with their own
-/// endings), planned lines written in the file's style.
+/// endings), planned lines written in the file's style. A stretch of kept
+/// lines is copied whole, not line by line: a 12,000-line file with a few
+/// hundred edits is mostly such stretches.
 fn splice(snap: &Snapshot<'_>, mut plans: Vec<Plan>) -> String {
     let content = snap.content;
     let style = TextStyle::detect(content);
     plans.sort_by_key(|p| (p.start, p.start != p.end, p.index));
-    let mut out: Vec<(&str, Option<&str>)> = Vec::with_capacity(snap.lines.len() + 8);
+    // In order: stretches of kept lines and planned lines, none empty.
+    let mut pieces: Vec<Stretch<'_>> = Vec::with_capacity(2 * plans.len() + 1);
     let mut next = 0;
     for p in &plans {
-        for i in next..p.start {
-            out.push((snap.lines[i], Some(snap.endings[i])));
+        if next < p.start {
+            pieces.push(Stretch::Kept(next..p.start));
         }
         next = next.max(p.start);
-        for line in p.new.iter() {
-            out.push((line, None));
+        if !p.new.is_empty() {
+            pieces.push(Stretch::New(&p.new));
         }
         next = next.max(p.end);
     }
-    for i in next..snap.lines.len() {
-        out.push((snap.lines[i], Some(snap.endings[i])));
+    if next < snap.lines.len() {
+        pieces.push(Stretch::Kept(next..snap.lines.len()));
     }
-    let mut text = String::with_capacity(content.len() + 64);
+    let mut out = Out { text: String::with_capacity(content.len() + 64), style };
     if style.bom {
-        text.push(agent_apply_sdk::text::BOM);
+        out.text.push(agent_apply_sdk::text::BOM);
     }
-    let count = out.len();
-    for (i, (line, ending)) in out.into_iter().enumerate() {
-        text.push_str(line);
+    let count = pieces.len();
+    for (i, piece) in pieces.into_iter().enumerate() {
         let last = i + 1 == count;
-        if last && !style.final_newline {
-            continue;
+        match piece {
+            Stretch::Kept(lines) => {
+                // Every kept line has its own ending but perhaps the file's
+                // last, and the new content's last line may lose its ending:
+                // those two go line by line.
+                let whole = if last || snap.endings[lines.end - 1].is_empty() { lines.end - 1 } else { lines.end };
+                if lines.start < whole {
+                    let from = offset_in(content, snap.lines[lines.start]);
+                    let ending = snap.endings[whole - 1];
+                    out.text.push_str(&content[from..offset_in(content, ending) + ending.len()]);
+                }
+                for i in whole..lines.end {
+                    out.line(snap.lines[i], Some(snap.endings[i]), last && i + 1 == lines.end);
+                }
+            }
+            Stretch::New(new) => {
+                let n = new.len();
+                for (k, line) in new.iter().enumerate() {
+                    out.line(line, None, last && k + 1 == n);
+                }
+            }
+        }
+    }
+    out.text
+}
+
+/// A piece of the new content: 0-based lines of the file as they are, or
+/// an edit's new lines.
+enum Stretch<'p> {
+    Kept(std::ops::Range<usize>),
+    New(&'p crate::NewLines),
+}
+
+/// The new content as it is written.
+struct Out {
+    text: String,
+    style: TextStyle,
+}
+
+impl Out {
+    /// One line: its own ending (`None` for a written line, or an empty
+    /// one) or the file's, and none after the content's `last` line in a
+    /// file that does not end with one.
+    fn line(&mut self, line: &str, ending: Option<&str>, last: bool) {
+        self.text.push_str(line);
+        if last && !self.style.final_newline {
+            return;
         }
         match ending {
-            Some(e) if !e.is_empty() => text.push_str(e),
-            _ => text.push_str(style.eol.as_str()),
+            Some(e) if !e.is_empty() => self.text.push_str(e),
+            _ => self.text.push_str(self.style.eol.as_str()),
         }
     }
-    text
 }
 
 /// Ladder options for `replace`.
@@ -383,5 +430,86 @@ fn anchors_of(op: &Operation) -> Vec<&Anchor> {
         Operation::SetLine { anchor, .. } | Operation::InsertAfter { anchor, .. } => vec![anchor],
         Operation::ReplaceLines { start, end, .. } => vec![start, end],
         Operation::Replace { .. } => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod splice_tests {
+    use super::*;
+
+    /// The new content line by line: each kept line with its own ending,
+    /// each planned line with the file's, none after the last line of a
+    /// file that had none. What `splice` writes, stretch by stretch.
+    fn line_by_line(snap: &Snapshot<'_>, mut plans: Vec<Plan>) -> String {
+        let style = TextStyle::detect(snap.content);
+        plans.sort_by_key(|p| (p.start, p.start != p.end, p.index));
+        let mut out: Vec<(&str, Option<&str>)> = Vec::new();
+        let mut next = 0;
+        for p in &plans {
+            out.extend((next..p.start).map(|i| (snap.lines[i], Some(snap.endings[i]))));
+            next = next.max(p.start);
+            out.extend(p.new.iter().map(|line| (line, None)));
+            next = next.max(p.end);
+        }
+        out.extend((next..snap.lines.len()).map(|i| (snap.lines[i], Some(snap.endings[i]))));
+        let mut text = String::new();
+        if style.bom {
+            text.push(agent_apply_sdk::text::BOM);
+        }
+        let count = out.len();
+        for (i, (line, ending)) in out.into_iter().enumerate() {
+            text.push_str(line);
+            if i + 1 == count && !style.final_newline {
+                continue;
+            }
+            match ending {
+                Some(e) if !e.is_empty() => text.push_str(e),
+                _ => text.push_str(style.eol.as_str()),
+            }
+        }
+        text
+    }
+
+    fn plan(index: usize, start: usize, end: usize, new: &[String]) -> Plan {
+        Plan {
+            index,
+            start,
+            end,
+            new: new.iter().map(String::as_str).collect(),
+            notes: Vec::new(),
+            what: String::new(),
+            matched: MatchInfo::at("anchor"),
+        }
+    }
+
+    proptest::proptest! {
+        /// Any file (endings mixed, a BOM, no final newline) and any set of
+        /// edits that do not overlap (insertions, deletions at either end).
+        #[test]
+        fn stretches_copied_whole_give_the_line_by_line_content(
+            bom in proptest::bool::ANY,
+            lines in proptest::collection::vec(("[ab]{0,3}", proptest::sample::select(vec!["\n", "\r\n"])), 0..12),
+            unterminated in proptest::option::of("[ab]{1,3}"),
+            cuts in proptest::collection::vec((0usize..14, 0usize..3, proptest::collection::vec("[xy]{0,2}", 0..3)), 0..5),
+        ) {
+            let mut content = if bom { "\u{feff}".to_string() } else { String::new() };
+            for (line, ending) in &lines {
+                content.push_str(line);
+                content.push_str(ending);
+            }
+            content.extend(unterminated);
+            let snap = Snapshot::new(&content);
+            let n = snap.lines.len();
+            // Edits in file order, each starting at or after the last one's end.
+            let mut plans = Vec::new();
+            let mut at = 0;
+            for (index, (skip, len, new)) in cuts.iter().enumerate() {
+                let start = (at + skip).min(n);
+                let end = (start + len).min(n);
+                plans.push(plan(index, start, end, new));
+                at = end;
+            }
+            proptest::prop_assert_eq!(splice(&snap, plans.clone()), line_by_line(&snap, plans));
+        }
     }
 }
