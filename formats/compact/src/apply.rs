@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending, trim, trim_end};
+use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending, trim, trim_end, trim_start};
 
 use crate::{RangeEdit, numbered_view, version_tag};
 
@@ -385,6 +385,11 @@ fn applied_message(path: &str, op: &RangeEdit, added: usize, new_start: u32) -> 
 /// and their first line tells.
 fn copied_prefixes(lines: &[&str]) -> bool {
     let number = |l: &str| {
+        // A number (perhaps signed) starts the line, or it has no prefix:
+        // most lines are ruled out before a search for `: `.
+        if !trim_start(l).starts_with(|c: char| c.is_ascii_digit() || c == '+') {
+            return None;
+        }
         l.split_once(": ")
             .and_then(|(n, _)| n.trim_start().parse::<u64>().ok())
             .or_else(|| l.trim_end().strip_suffix(':').and_then(|n| n.trim_start().parse().ok()))
@@ -416,8 +421,9 @@ fn shifted_context(file: &EditedFile<'_>, op: &RangeEdit, r: &[&str]) -> Option<
         return None;
     }
     let (s, e) = (op.start as i64, op.end as i64);
-    let fits =
-        |d: i64| file.line(s + d).is_some_and(|l| same(l, r[0])) && file.line(e + d).is_some_and(|l| same(l, r[k - 1]));
+    // Trimmed once, not at each of the shifts tried.
+    let (first, last) = (trim_end(r[0]), trim_end(r[k - 1]));
+    let fits = |d: i64| file.line(s + d).is_some_and(|l| is(l, first)) && file.line(e + d).is_some_and(|l| is(l, last));
     if fits(0) {
         return None;
     }
@@ -514,6 +520,12 @@ fn same(a: &str, b: &str) -> bool {
     trim_end(a) == trim_end(b)
 }
 
+/// [`same`], with `trimmed` trimmed already: most lines differ in their
+/// first bytes, and are not trimmed to find that out.
+fn is(line: &str, trimmed: &str) -> bool {
+    line.strip_prefix(trimmed).is_some_and(|rest| trim_end(rest).is_empty())
+}
+
 /// A line that means something on its own: not blank, not a lone brace or
 /// keyword such as `}` or `end`.
 pub(crate) fn distinctive(line: &str) -> bool {
@@ -525,4 +537,46 @@ pub(crate) fn distinctive(line: &str) -> bool {
         alphanumeric += usize::from(c.is_alphanumeric());
         chars >= 6 && alphanumeric >= 3
     })
+}
+
+#[cfg(test)]
+mod checks_tests {
+    use super::*;
+
+    /// The line's `N: ` prefix as read before the first-character check.
+    fn number_of(l: &str) -> Option<u64> {
+        l.split_once(": ")
+            .and_then(|(n, _)| n.trim_start().parse::<u64>().ok())
+            .or_else(|| l.trim_end().strip_suffix(':').and_then(|n| n.trim_start().parse().ok()))
+    }
+
+    proptest::proptest! {
+        /// Ruling lines out by their first character finds the same
+        /// numbered lines as reading every line's prefix.
+        #[test]
+        fn copied_prefixes_are_found_as_by_reading_every_prefix(
+            lines in proptest::collection::vec("[ \t]{0,2}[+a]?[0-9]{0,2}(: |:)?[a ]{0,2}", 0..5),
+        ) {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let mut last = None;
+            let mut count = 0;
+            let mut numbered = true;
+            for line in lines.iter().filter(|l| !trim(l).is_empty()) {
+                match number_of(line) {
+                    Some(n) if last.is_none_or(|before| before < n) => (last, count) = (Some(n), count + 1),
+                    _ => {
+                        numbered = false;
+                        break;
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(copied_prefixes(&lines), numbered && count >= 2);
+        }
+
+        /// A line is the trimmed line when it is that line with blanks after.
+        #[test]
+        fn a_line_is_a_trimmed_one_as_same_says(line in "[a \t\u{a0}]{0,6}", other in "[a \t\u{a0}]{0,6}") {
+            proptest::prop_assert_eq!(is(&line, trim_end(&other)), same(&line, &other));
+        }
+    }
 }
