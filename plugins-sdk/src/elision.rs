@@ -149,7 +149,7 @@ pub fn find_elisions_in_lines<'l>(lines: impl IntoIterator<Item = &'l str>) -> V
         if may_be_placeholder(start) && placeholder(trim(start), after_block_opener) {
             found.push(Elision { line: index as u32 + 1, text: line.to_string() });
         }
-        after_block_opener = start.trim_end().ends_with(':');
+        after_block_opener = crate::text::trim_end(start).ends_with(':');
     }
     found
 }
