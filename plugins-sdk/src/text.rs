@@ -241,12 +241,14 @@ pub fn same_text(a: &str, b: &str) -> bool {
 /// `text.trim()`, without decoding characters when the text starts and ends
 /// in ASCII, as code mostly does: the formats trim every line of megabyte
 /// replies and files.
+#[inline]
 pub fn trim(text: &str) -> &str {
     trim_end(trim_start(text))
 }
 
 /// `text.trim_end()`, byte by byte while the text ends in ASCII: lines are
 /// compared without their trailing blanks.
+#[inline]
 pub fn trim_end(text: &str) -> &str {
     let bytes = text.as_bytes();
     let end = bytes.iter().rposition(|&b| !is_blank(b)).map_or(0, |i| i + 1);
@@ -259,6 +261,7 @@ pub fn trim_end(text: &str) -> &str {
 
 /// `text.trim_start()`, byte by byte while the text starts in ASCII: every
 /// line of a reply or file is asked where it starts.
+#[inline]
 pub fn trim_start(text: &str) -> &str {
     let start = leading_blanks(text.as_bytes());
     match text.as_bytes().get(start) {
