@@ -110,6 +110,7 @@ impl JsonString {
 /// `oldString` and `old-string` are `oldstring`), compared without building
 /// that form: a reply of thousands of edits names a few keys in each. For
 /// formats that take an object's keys as models spell them.
+#[inline]
 pub fn key_is(k: &str, name: &str) -> bool {
     // Byte by byte for the ASCII keys calls have (the same answer: an ASCII
     // letter lowercases to one ASCII letter); a key shorter than the name

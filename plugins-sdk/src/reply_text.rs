@@ -81,6 +81,7 @@ impl ReplyText {
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Owned(text) => text,
@@ -113,12 +114,14 @@ pub(crate) fn reading<R>(reply: Rc<String>, parse: impl FnOnce(&str) -> R) -> R 
 
 impl Deref for ReplyText {
     type Target = str;
+    #[inline]
     fn deref(&self) -> &str {
         self.as_str()
     }
 }
 
 impl AsRef<str> for ReplyText {
+    #[inline]
     fn as_ref(&self) -> &str {
         self.as_str()
     }
@@ -145,12 +148,14 @@ impl PartialEq for ReplyText {
 impl Eq for ReplyText {}
 
 impl PartialEq<str> for ReplyText {
+#[inline]
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for ReplyText {
+#[inline]
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }

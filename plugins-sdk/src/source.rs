@@ -34,6 +34,7 @@ impl SourceMap {
     }
 
     /// Byte offset where 1-based `line` starts (the text's end past the last line).
+    #[inline]
     pub fn line_start(&self, line: u32) -> usize {
         self.line_starts.get(line.saturating_sub(1) as usize).map_or(self.len, |&start| start as usize)
     }
@@ -87,12 +88,14 @@ impl<'a> IndexedLines<'a> {
 
     /// Byte offset where line `index` (0-based) starts; the text's length
     /// past the last line.
+    #[inline]
     pub fn offset(&self, index: usize) -> usize {
         self.map.line_start(index as u32 + 1)
     }
 
     /// Line `index` (0-based) with its ending. Panics past the last line, as
     /// a slice index does.
+    #[inline]
     pub fn line(&self, index: usize) -> &'a str {
         assert!(index < self.count, "line {index} of a text of {} lines", self.count);
         &self.text[self.offset(index)..self.offset(index + 1)]

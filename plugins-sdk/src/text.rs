@@ -9,6 +9,7 @@ pub const BOM: char = '\u{feff}';
 /// Split `text` into lines, each keeping its ending (`\n` or `\r\n`); the last
 /// line has no ending when the text does not end with a newline. Empty text has
 /// no lines. Concatenating the lines gives back `text` exactly.
+#[inline]
 pub fn lines_with_endings(text: &str) -> LinesWithEndings<'_> {
     LinesWithEndings { text, start: 0, block: 0, newlines: newline_mask(text.as_bytes(), 0) }
 }
@@ -54,6 +55,7 @@ fn next_line_holding<'t>(text: &'t str, from: &mut usize, finder: &Finder<'_>) -
 
 /// Byte offset of `inner`, a slice of `outer`, in `outer` (clamped to it):
 /// where a value a format read from the reply stands in the reply.
+#[inline]
 pub fn offset_in(outer: &str, inner: &str) -> usize {
     (inner.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize).min(outer.len())
 }
@@ -397,6 +399,7 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
 }
 
 /// `text` without a leading BOM, and whether it had one.
+#[inline]
 pub fn split_bom(text: &str) -> (bool, &str) {
     match text.strip_prefix(BOM) {
         Some(rest) => (true, rest),
