@@ -275,6 +275,7 @@ pub fn trim_start(text: &str) -> &str {
 
 /// How many ASCII blanks `bytes` starts with. Indentation is mostly spaces:
 /// they are skipped eight at a time.
+#[inline]
 pub(crate) fn leading_blanks(bytes: &[u8]) -> usize {
     // Most lines of a reply or file start with text, or a diff's marker.
     if bytes.first().is_some_and(|&b| !is_blank(b)) {
@@ -291,6 +292,7 @@ pub(crate) fn leading_blanks(bytes: &[u8]) -> usize {
 
 /// Whether `byte` is one of the ASCII characters `char::is_whitespace`
 /// takes: tab to carriage return, and space.
+#[inline]
 pub(crate) fn is_blank(byte: u8) -> bool {
     matches!(byte, b'\t'..=b'\r' | b' ')
 }
