@@ -148,14 +148,14 @@ impl PartialEq for ReplyText {
 impl Eq for ReplyText {}
 
 impl PartialEq<str> for ReplyText {
-#[inline]
+    #[inline]
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for ReplyText {
-#[inline]
+    #[inline]
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }

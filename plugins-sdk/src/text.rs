@@ -179,11 +179,11 @@ impl<'a> LinesWithEndings<'a> {
 }
 
 /// How many bytes [`newline_mask`] maps at once.
-const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 64;
 
 /// The `\n` bytes of `bytes[at..at + BLOCK]` (fewer at the end), bit `i`
 /// for `bytes[at + i]`.
-fn newline_mask(bytes: &[u8], at: usize) -> u64 {
+pub(crate) fn newline_mask(bytes: &[u8], at: usize) -> u64 {
     let block = bytes.get(at..).unwrap_or_default();
     match block.first_chunk::<BLOCK>() {
         Some(full) => full.chunks_exact(16).enumerate().fold(0, |mask, (i, chunk)| {
