@@ -267,9 +267,12 @@ fn key(window: &[u8]) -> u64 {
 mod tests {
     use super::Search;
 
+    /// Places as (where, which pattern).
+    type Places = Vec<(usize, usize)>;
+
     /// The places `Search` reports in `text`, and those a naive scan finds,
     /// both sorted; `None` when the patterns are left to the one-by-one path.
-    fn found_and_naive(patterns: &[&str], text: &str) -> Option<(Vec<(usize, usize)>, Vec<(usize, usize)>)> {
+    fn found_and_naive(patterns: &[&str], text: &str) -> Option<(Places, Places)> {
         let search = Search::new(patterns)?;
         let mut found = Vec::new();
         search.each(text, |k, at| {
