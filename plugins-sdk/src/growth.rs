@@ -26,8 +26,9 @@ const PAGE: usize = 64 << 10;
 /// Wasm pages of memory from which growths are rounded up to stretches.
 const STRETCH_FROM_PAGES: usize = (8 << 20) / PAGE;
 
-/// A talc source that extends one heap by whole 2 MiB stretches of the wasm
-/// memory (a new heap only when something else grew the memory between).
+/// A talc source that extends one heap by what an allocation needs, and by
+/// whole 2 MiB stretches of the wasm memory once that passes 8 MiB (a new
+/// heap only when something else grew the memory between).
 #[derive(Debug, Default)]
 pub struct StretchGrowth {
     end: Option<NonNull<u8>>,
