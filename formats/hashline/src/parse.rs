@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError, key_is};
+use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError};
 use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
@@ -67,33 +67,16 @@ fn key(k: &str) -> String {
     k.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
 }
 
-/// The members of an object (none when the node is no object), looked up
-/// by their [`key`] without making it ([`key_is`]); of a key written twice,
-/// the last. An edit object has a few: they are searched, not mapped.
-#[derive(Clone, Copy)]
-struct Fields<'n, 'r>(&'n [(Cow<'r, str>, Node<'r>)]);
-
-impl<'n, 'r> Fields<'n, 'r> {
-    fn of(node: &'n Node<'r>) -> Self {
-        Fields(node.members())
-    }
-
-    fn get(self, name: &str) -> Option<&'n Node<'r>> {
-        self.0.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| v)
-    }
-
-    fn is_empty(self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The keys, each once and in order, for messages.
-    fn keys(self) -> Vec<String> {
-        self.0.iter().map(|(k, _)| key(k)).collect::<BTreeSet<_>>().into_iter().collect()
-    }
+/// An object's keys as [`key`] writes them, each once and in order, for
+/// messages.
+fn keys_of(node: &Node<'_>) -> Vec<String> {
+    node.members().iter().map(|(k, _)| key(k)).collect::<BTreeSet<_>>().into_iter().collect()
 }
 
-fn pick<'n, 'r>(fields: Fields<'n, 'r>, names: &[&str]) -> Option<&'n Node<'r>> {
-    names.iter().find_map(|n| fields.get(n))
+/// The member of `object` under the first of `names` it has, keys read as
+/// models spell them ([`Node::member`]).
+fn pick<'n, 'r>(object: &'n Node<'r>, names: &[&str]) -> Option<&'n Node<'r>> {
+    names.iter().find_map(|n| object.member(n))
 }
 
 /// A (small) value's JSON, read.
@@ -159,7 +142,7 @@ fn anchor_of(raw: Option<&Node<'_>>, what: &str) -> Result<Anchor, String> {
 }
 
 /// The text field of an edit (see [`new_text`]).
-fn new_lines(args: Fields<'_, '_>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
+fn new_lines(args: &Node<'_>, names: &[&str], what: &str) -> Result<(NewText, bool), String> {
     let raw = pick(args, names).ok_or_else(|| format!("`{what}` is missing (use \"\" for no lines)"))?;
     new_text(raw, what)
 }
@@ -167,20 +150,19 @@ fn new_lines(args: Fields<'_, '_>, names: &[&str], what: &str) -> Result<(NewTex
 /// One operation object: `{"set_line": {...}}` or flat `{"op": "set_line", ...}`.
 fn operation(node: &Node<'_>) -> Result<(Operation, bool), String> {
     const OPS: &str = "set_line, replace_lines, insert_after or replace";
-    let top = Fields::of(node);
-    if top.is_empty() {
+    if node.members().is_empty() {
         return Err(format!("an edit must be an object with one of {OPS}, not {}", short(node.text)));
     }
     let named: Vec<(&str, &Node<'_>)> = ["insertafter", "replace", "replacelines", "setline"]
         .into_iter()
-        .filter_map(|name| top.get(name).map(|args| (name, args)))
+        .filter_map(|name| node.member(name).map(|args| (name, args)))
         .collect();
     let (name, args) = match named.as_slice() {
-        [(name, args)] if args.is_object() => (Cow::Borrowed(*name), Fields::of(args)),
+        [(name, args)] if args.is_object() => (Cow::Borrowed(*name), *args),
         [(name, _)] => return Err(format!("`{name}` must hold an object of arguments")),
-        [] => match pick(top, &["op", "type", "operation", "action"]).map(value_of) {
-            Some(Value::String(name)) => (Cow::Owned(key(&name)), top),
-            _ => return Err(format!("an edit has none of {OPS} (it has {})", top.keys().join(", "))),
+        [] => match pick(node, &["op", "type", "operation", "action"]).map(value_of) {
+            Some(Value::String(name)) => (Cow::Owned(key(&name)), node),
+            _ => return Err(format!("an edit has none of {OPS} (it has {})", keys_of(node).join(", "))),
         },
         _ => return Err("an edit names several operations; give each its own object in `edits`".to_string()),
     };
@@ -288,9 +270,8 @@ impl<'r> Reader<'r> {
 
     fn file_object(&mut self, start: usize, end: usize, node: &Node<'r>) {
         self.taken.push((start, end));
-        let map = Fields::of(node);
-        let path = pick(map, &["path", "file", "filepath", "filename"]);
-        let edits = pick(map, &["edits", "changes", "operations"]);
+        let path = pick(node, &["path", "file", "filepath", "filename"]);
+        let edits = pick(node, &["edits", "changes", "operations"]);
         let (path, edits) = match (path, edits) {
             (Some(path), Some(edits)) => (path, edits),
             (None, Some(_)) => {
@@ -309,7 +290,7 @@ impl<'r> Reader<'r> {
         };
         // The file tag the view printed (`"tag": "@3fa9c1"`): which version
         // the anchors were read from.
-        let tag = pick(map, &["tag", "version", "base"])
+        let tag = pick(node, &["tag", "version", "base"])
             .and_then(|v| v.as_str())
             .map(|t| t.trim().trim_start_matches('@').to_ascii_lowercase())
             .filter(|t| !t.is_empty());

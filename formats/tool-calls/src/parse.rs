@@ -173,7 +173,7 @@ impl<'a> Fields<'a> {
     fn get(&self, name: &str) -> Option<Json<'a>> {
         // The last such key, as when a later duplicate overwrote an earlier one.
         match self {
-            Fields::Raw(node) => node.members().iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Raw(v)),
+            Fields::Raw(node) => node.member(name).map(Json::Raw),
             Fields::Parsed(fields) => fields.iter().rfind(|(k, _)| key_is(k, name)).map(|(_, v)| Json::Parsed(v)),
         }
     }

@@ -111,6 +111,14 @@ impl<'a> Node<'a> {
         self.members().iter().rfind(|(name, _)| name == key).map(|(_, value)| value)
     }
 
+    /// The value of the member whose key is `name` as models spell it,
+    /// without case, `_` or `-` ([`super::key_is`]; of such keys written
+    /// twice, the last), when this is an object that has one.
+    #[inline]
+    pub fn member(&self, name: &str) -> Option<&Node<'a>> {
+        self.members().iter().rfind(|(key, _)| super::key_is(key, name)).map(|(_, value)| value)
+    }
+
     /// The members of an object (none for any other value).
     pub fn members(&self) -> &[(Cow<'a, str>, Node<'a>)] {
         match &self.kind {
