@@ -71,14 +71,17 @@ pub fn read(
     existing: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Reading, Error> {
     let mut options = options_for(config, file, &chosen);
-    let mut snippets = snippet::snippets(&mut chosen, &options, reply, existing)?;
+    let (mut snippets, read_already) = snippet::snippets(&mut chosen, &options, reply, existing)?;
     if !snippets.is_empty() {
         chosen = registry.reader_without(reply, &chosen.entry.name)?;
         options = options_for(config, file, &chosen);
     }
     let (name, by) = (chosen.entry.name.clone(), chosen.by);
     let mut instance = chosen.instance;
-    let mut parsed = instance.parse(reply, &options)?;
+    let mut parsed = match read_already {
+        Some(parsed) => parsed,
+        None => instance.parse(reply, &options)?,
+    };
     if !parsed.edits.is_empty() {
         // What another format read stands; the snippets are only reported.
         snippets.iter_mut().for_each(|d| d.severity = Severity::Warning);

@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use agent_apply_sdk::fragment::{Fragment, fragment_of};
-use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, File, OptionValue};
+use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, File, OptionValue, ParseOutput};
 
 use crate::Error;
 use crate::limits::InputLimits;
@@ -31,33 +31,39 @@ pub fn on_disk<'a>(root: &'a Path, limits: &'a InputLimits) -> impl Fn(&str) -> 
     move |path| check_path(root, path).ok().and_then(|full| read_text(&full, path, limits).ok().flatten())
 }
 
-/// One diagnostic per edit of `chosen`'s reading of `reply` when it is a
-/// weak automatic choice and every edit would replace an existing file
-/// (`existing` reads them) by a fragment of it; otherwise none. `options`
-/// are the format's; the trial lifts the fragment guard, so the format
-/// writes what it read and the host can compare.
+/// What the snippet trial found: one diagnostic per edit of `chosen`'s
+/// reading when it is a weak automatic choice and every edit would replace
+/// an existing file (`existing` reads them) by a fragment of it, and
+/// otherwise none, with the reading it made (the format's `parse` of the
+/// same reply with the same options: the caller reads on with it rather
+/// than parse a reply of megabytes twice). `options` are the format's; the
+/// trial's `apply` lifts the fragment guard (`allow-fragment`, an option
+/// of `apply`), so the format writes what it read and the host can compare.
 pub fn snippets(
     chosen: &mut Chosen,
     options: &[OptionValue],
     reply: &str,
     existing: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Diagnostic>, Error> {
+) -> Result<(Vec<Diagnostic>, Option<ParseOutput>), Error> {
     if !matches!(chosen.by, ChosenBy::Auto { confidence } if confidence < TRUSTED) {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
+    let parsed = chosen.instance.parse(reply, options)?;
+    let Some(first) = parsed.edits.first() else { return Ok((Vec::new(), Some(parsed))) };
     let mut options = options.to_vec();
     options.push(OptionValue { key: "allow-fragment".into(), value: "true".into() });
-    let parsed = chosen.instance.parse(reply, &options)?;
-    let Some(first) = parsed.edits.first() else { return Ok(Vec::new()) };
     // Most such replies are whole files: the edits of the first file, tried
     // alone, say so without reading and trying every file (a reply of
     // megabytes was applied twice). A format applies a file's edits the
     // same with or without the other files' (the contract's `apply`).
     let first_file: Vec<Edit> = parsed.edits.iter().filter(|e| e.path == first.path).cloned().collect();
     if first_file.len() < parsed.edits.len() && fragments(chosen, &options, &first_file, existing)?.is_none() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Some(parsed)));
     }
-    Ok(fragments(chosen, &options, &parsed.edits, existing)?.unwrap_or_default())
+    match fragments(chosen, &options, &parsed.edits, existing)? {
+        Some(found) => Ok((found, None)),
+        None => Ok((Vec::new(), Some(parsed))),
+    }
 }
 
 /// One diagnostic per edit when every one of `edits` would replace an
