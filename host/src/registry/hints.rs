@@ -4,6 +4,8 @@
 //! the reply not lowered into it: on a reply of megabytes, most of what an
 //! undirected run cost beside the format that reads it.
 
+use std::ops::Range;
+
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 /// For each format (its hints, `None` when not known), whether `reply`
@@ -15,11 +17,53 @@ use aho_corasick::{AhoCorasick, Input, MatchKind};
 /// The search looks for the leftmost hint of the formats not yet found,
 /// and goes on from there without the format it found: a hint as common as
 /// `:` is dropped at its first place, and the rest of a large reply is
-/// scanned for the rare hints alone, which the automaton's prefilter skips
-/// through quickly.
+/// scanned for the rare hints alone.
+///
+/// A reply of megabytes is read in pieces side by side, one a core: the
+/// automaton reads about 450 MB/s here (it ignores case, so it has no
+/// prefilter for this many hints), and proving a format's hints absent
+/// means reading every byte: a third of an undirected 10 MB run (#27).
 pub fn may_hold(reply: &str, hints: &[Option<&[&str]>]) -> Vec<bool> {
+    let pieces = if reply.len() < PIECES_FROM_BYTES {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, usize::from).min(MOST_PIECES)
+    };
+    may_hold_in(reply.as_bytes(), hints, pieces)
+}
+
+/// A reply this long is read in pieces side by side.
+const PIECES_FROM_BYTES: usize = 1 << 20;
+/// At most this many pieces (threads).
+const MOST_PIECES: usize = 4;
+
+/// [`may_hold`], reading `reply` in `pieces` pieces, each on a thread of
+/// its own but the first. Pieces overlap by a hint's length less one, so
+/// every place a hint is at lies wholly in one of them.
+fn may_hold_in(reply: &[u8], hints: &[Option<&[&str]>], pieces: usize) -> Vec<bool> {
+    let longest = hints.iter().flatten().flat_map(|h| h.iter()).map(|hint| hint.len()).max().unwrap_or(0);
+    let size = reply.len().div_ceil(pieces.max(1)).max(1);
+    let spans: Vec<Range<usize>> = (0..reply.len())
+        .step_by(size)
+        .map(|start| start..reply.len().min(start + size + longest.saturating_sub(1)))
+        .collect();
+    let Some((first, rest)) = spans.split_first() else { return may_hold_within(reply, hints, 0..0) };
+    std::thread::scope(|scope| {
+        let others: Vec<_> =
+            rest.iter().map(|span| scope.spawn(|| may_hold_within(reply, hints, span.clone()))).collect();
+        let mut may = may_hold_within(reply, hints, first.clone());
+        for other in others {
+            let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            may.iter_mut().zip(theirs).for_each(|(may, theirs)| *may |= theirs);
+        }
+        may
+    })
+}
+
+/// [`may_hold`] for the hints that lie wholly within `span` of `reply`.
+fn may_hold_within(reply: &[u8], hints: &[Option<&[&str]>], span: Range<usize>) -> Vec<bool> {
     let mut may: Vec<bool> = hints.iter().map(|h| h.is_none_or(|h| h.is_empty())).collect();
-    let mut from = 0;
+    let mut from = span.start;
     loop {
         let (patterns, owners): (Vec<&str>, Vec<usize>) = hints
             .iter()
@@ -36,7 +80,7 @@ pub fn may_hold(reply: &str, hints: &[Option<&[&str]>]) -> Vec<bool> {
             // Hints too many for the automaton: every format is asked.
             return vec![true; hints.len()];
         };
-        let Some(found) = matcher.find(Input::new(reply).span(from..reply.len())) else { return may };
+        let Some(found) = matcher.find(Input::new(reply).span(from..span.end)) else { return may };
         may[owners[found.pattern().as_usize()]] = true;
         // Another format's hint may start at the same place.
         from = found.start();
@@ -82,7 +126,11 @@ mod tests {
                 .iter()
                 .map(|h| h.is_none_or(|h| h.is_empty() || h.iter().any(|hint| holds(&reply, hint))))
                 .collect();
-            prop_assert_eq!(may_hold(&reply, &given), each);
+            prop_assert_eq!(may_hold(&reply, &given), each.clone());
+            // Hints across the places where one piece of the reply ends.
+            for pieces in 2..8 {
+                prop_assert_eq!(may_hold_in(reply.as_bytes(), &given, pieces), each.clone(), "{} pieces", pieces);
+            }
         }
     }
 }
