@@ -49,11 +49,18 @@ fn may_hold_in(reply: &[u8], hints: &[Option<&[&str]>], pieces: usize) -> Vec<bo
         .collect();
     let Some((first, rest)) = spans.split_first() else { return may_hold_within(reply, hints, 0..0) };
     std::thread::scope(|scope| {
-        let others: Vec<_> =
-            rest.iter().map(|span| scope.spawn(|| may_hold_within(reply, hints, span.clone()))).collect();
-        let mut may = may_hold_within(reply, hints, first.clone());
+        let read = |span: &Range<usize>| may_hold_within(reply, hints, span.clone());
+        let others: Vec<_> = rest
+            .iter()
+            .map(|span| std::thread::Builder::new().spawn_scoped(scope, move || read(span)).map_err(|_| span))
+            .collect();
+        let mut may = read(first);
         for other in others {
-            let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let theirs = match other {
+                Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // No thread to be had: the piece is read here.
+                Err(span) => read(span),
+            };
             may.iter_mut().zip(theirs).for_each(|(may, theirs)| *may |= theirs);
         }
         may
