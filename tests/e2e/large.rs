@@ -1,7 +1,9 @@
 //! Replies whose files are megabytes (over 4 MiB in all): their edits are
 //! first applied one file at a time, to keep the component's memory to one
 //! file, and all at once when that might not give what one call gives. The
-//! outcome is always one call's: the same files, the same reports.
+//! outcome is always one call's: the same files, the same reports. And a
+//! reply of megabytes, whose format is detected with its hints searched in
+//! pieces side by side.
 
 use serde_json::Value;
 
@@ -87,4 +89,29 @@ fn a_failing_edit_of_a_large_reply_changes_nothing_and_is_named() {
         assert_eq!(&file(&repo, path), content, "{path}");
     }
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+}
+
+/// About 1.5 MB of prose that holds no format's detect hint (no fence,
+/// colon, marker, diff word or tool key).
+fn prose() -> String {
+    (0..40_000).map(|i| format!("Paragraph {i} says nothing much here\n")).collect()
+}
+
+#[test]
+fn a_reply_of_megabytes_is_detected_by_a_block_at_either_end() {
+    // Over a MiB, the hints are searched in pieces side by side: the block
+    // is in the first piece, then in the last.
+    let (repo, before) = repo();
+    let replies = [
+        format!("{}\n{}", block("a.txt", "a line 5\n", "a line five\n"), prose()),
+        format!("{}\n{}", prose(), block("a.txt", "a line 6\n", "a line six\n")),
+    ];
+    for reply in &replies {
+        let (code, report) = run(&repo, &["--no-commit"], reply);
+        assert_eq!(code, 0, "{report}");
+        assert_eq!(report["format"]["name"], "editblock", "{report}");
+        assert_eq!(report["format"]["by"], "auto", "{report}");
+    }
+    let want = before[0].replace("a line 5\n", "a line five\n").replace("a line 6\n", "a line six\n");
+    assert_eq!(file(&repo, "a.txt"), want);
 }
