@@ -502,16 +502,17 @@ impl Registry {
                 mine.push((at, detect(at)));
             }
         };
-        let mut done: Vec<(usize, Result<f32, RegistryError>)> = if threads <= 1 {
-            work()
-        } else {
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-                let joined =
-                    workers.into_iter().map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-                joined.flatten().collect()
-            })
-        };
+        // The calling thread works too; a thread that cannot be had is done
+        // without (the others take its formats).
+        let mut done: Vec<(usize, Result<f32, RegistryError>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> =
+                (1..threads).filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok()).collect();
+            let mut done = work();
+            for worker in workers {
+                done.extend(worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            done
+        });
         done.sort_by_key(|(at, _)| *at);
         let leader = leader.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
         (done.into_iter().map(|(_, result)| result).collect(), leader)
