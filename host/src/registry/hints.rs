@@ -8,6 +8,8 @@ use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
+use super::side_by_side::side_by_side;
+
 /// For each format (its hints, `None` when not known), whether `reply`
 /// holds one of them, ignoring ASCII case: more than the contract asks
 /// (a reply that holds a hint exactly holds it so too), and it covers the
@@ -37,34 +39,23 @@ const PIECES_FROM_BYTES: usize = 1 << 20;
 /// At most this many pieces (threads).
 const MOST_PIECES: usize = 4;
 
-/// [`may_hold`], reading `reply` in `pieces` pieces, each on a thread of
-/// its own but the first. Pieces overlap by a hint's length less one, so
-/// every place a hint is at lies wholly in one of them.
+/// [`may_hold`], reading `reply` in `pieces` pieces side by side. Pieces
+/// overlap by a hint's length less one, so every place a hint is at lies
+/// wholly in one of them.
 fn may_hold_in(reply: &[u8], hints: &[Option<&[&str]>], pieces: usize) -> Vec<bool> {
     let longest = hints.iter().flatten().flat_map(|h| h.iter()).map(|hint| hint.len()).max().unwrap_or(0);
     let size = reply.len().div_ceil(pieces.max(1)).max(1);
-    let spans: Vec<Range<usize>> = (0..reply.len())
+    // An empty reply is one empty piece.
+    let spans: Vec<Range<usize>> = (0..reply.len().max(1))
         .step_by(size)
         .map(|start| start..reply.len().min(start + size + longest.saturating_sub(1)))
         .collect();
-    let Some((first, rest)) = spans.split_first() else { return may_hold_within(reply, hints, 0..0) };
-    std::thread::scope(|scope| {
-        let read = |span: &Range<usize>| may_hold_within(reply, hints, span.clone());
-        let others: Vec<_> = rest
-            .iter()
-            .map(|span| std::thread::Builder::new().spawn_scoped(scope, move || read(span)).map_err(|_| span))
-            .collect();
-        let mut may = read(first);
-        for other in others {
-            let theirs = match other {
-                Ok(thread) => thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread to be had: the piece is read here.
-                Err(span) => read(span),
-            };
-            may.iter_mut().zip(theirs).for_each(|(may, theirs)| *may |= theirs);
-        }
+    let found = side_by_side(spans.len(), spans.len(), |at| may_hold_within(reply, hints, spans[at].clone()));
+    let reduced = found.into_iter().reduce(|mut may, theirs| {
+        may.iter_mut().zip(theirs).for_each(|(may, theirs)| *may |= theirs);
         may
-    })
+    });
+    reduced.expect("a reply is one piece at least")
 }
 
 /// [`may_hold`] for the hints that lie wholly within `span` of `reply`.

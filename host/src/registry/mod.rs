@@ -26,6 +26,8 @@ pub struct BuiltinFormat {
 }
 
 mod hints;
+mod side_by_side;
+use side_by_side::side_by_side;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
 
@@ -491,31 +493,9 @@ impl Registry {
         } else {
             std::thread::available_parallelism().map_or(1, usize::from).min(asked)
         };
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut mine = Vec::new();
-            loop {
-                let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if at >= entries.len() {
-                    break mine;
-                }
-                mine.push((at, detect(at)));
-            }
-        };
-        // The calling thread works too; a thread that cannot be had is done
-        // without (the others take its formats).
-        let mut done: Vec<(usize, Result<f32, RegistryError>)> = std::thread::scope(|scope| {
-            let workers: Vec<_> =
-                (1..threads).filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok()).collect();
-            let mut done = work();
-            for worker in workers {
-                done.extend(worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-            }
-            done
-        });
-        done.sort_by_key(|(at, _)| *at);
+        let results = side_by_side(entries.len(), threads, detect);
         let leader = leader.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
-        (done.into_iter().map(|(_, result)| result).collect(), leader)
+        (results, leader)
     }
 }
 
