@@ -188,6 +188,37 @@ fn modes_are_kept_and_committed_as_git_would() {
     }
 }
 
+/// `--no-commit` of several files goes through the journal, whose kept
+/// copies of the new contents are linked into place: each file ends with
+/// the mode writing it by hand gives, and as a link of its own (a kept
+/// copy still linked to it would let a later run's journal write through
+/// to the user's file).
+#[test]
+fn no_commit_files_keep_their_modes_and_are_links_of_their_own() {
+    use std::os::unix::fs::MetadataExt as _;
+    let setup = || {
+        let repo = TestRepo::with(&[("private.txt", "p\n"), ("tool.sh", "echo\n")]);
+        std::fs::set_permissions(repo.path().join("private.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(repo.path().join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        repo
+    };
+    let files = [("private.txt", "P\n"), ("tool.sh", "echo hi\n"), ("new/made.txt", "made\n")];
+    let ours = setup();
+    ours.apply().args(["--format", "whole", "--no-commit"]).write_stdin(whole_reply(&files)).assert().success();
+    let by_hand = setup();
+    for (path, content) in files {
+        by_hand.write(path, content);
+    }
+    assert_eq!(ours.status(), by_hand.status());
+    for (path, content) in files {
+        let meta = std::fs::symlink_metadata(ours.path().join(path)).unwrap();
+        assert_eq!(ours.read(path).unwrap(), content.as_bytes(), "{path}");
+        assert_eq!(mode(&ours.path().join(path)), mode(&by_hand.path().join(path)), "{path}");
+        assert_eq!(meta.nlink(), 1, "{path} is still linked to a kept copy");
+    }
+    assert!(!ours.path().join(".git/agent-apply/pending").exists());
+}
+
 /// A path outside the sparse checkout (skip-worktree) is refused, saying
 /// how to widen the checkout; nothing is committed or materialised.
 #[test]

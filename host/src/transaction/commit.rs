@@ -430,6 +430,7 @@ impl GitRepo {
                             executable,
                             write: true,
                             blob: None,
+                            kept: None,
                         }],
                         false,
                         "",

@@ -110,7 +110,16 @@ pub fn keep_pending(state_dir: &Path, index: usize, content: &[u8]) -> Result<So
     std::fs::create_dir_all(&dir).map_err(|e| TxError::io(&dir, e))?;
     let name = format!("{index}");
     let file = dir.join(&name);
-    std::fs::write(&file, content).map_err(|e| TxError::io(&file, e))?;
+    // A new file, never one left behind: a pending copy is linked into the
+    // working tree (`worktree::update`), so writing through one that a
+    // killed run did not remove would rewrite the user's file.
+    match std::fs::remove_file(&file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&file, e)),
+        _ => {}
+    }
+    let mut kept =
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&file).map_err(|e| TxError::io(&file, e))?;
+    std::io::Write::write_all(&mut kept, content).map_err(|e| TxError::io(&file, e))?;
     Ok(Source::Pending(name))
 }
 
@@ -225,6 +234,10 @@ impl Journal {
                         Some(Source::Blob(hex)) => Oid::from_str(hex).ok(),
                         _ => None,
                     },
+                    kept: match &entry.source {
+                        Some(Source::Pending(name)) if write => Some(state_dir.join(PENDING).join(name)),
+                        _ => None,
+                    },
                 });
                 recovery.completed.push(entry.path.clone());
             }
@@ -266,5 +279,25 @@ impl Journal {
                 Ok(Some(content))
             }
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A pending copy left by a killed run may be linked to the user's file
+    /// (the run links copies into place): keeping a new one replaces the
+    /// old name, never writes through it.
+    #[test]
+    fn keeping_a_pending_copy_never_writes_through_one_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, user) = (dir.path().join("state"), dir.path().join("user.txt"));
+        std::fs::create_dir_all(state.join(PENDING)).unwrap();
+        std::fs::write(&user, "the user's\n").unwrap();
+        std::fs::hard_link(&user, state.join(PENDING).join("0")).unwrap();
+        assert_eq!(keep_pending(&state, 0, b"new\n").unwrap(), Source::Pending("0".into()));
+        assert_eq!(std::fs::read(&user).unwrap(), b"the user's\n");
+        assert_eq!(std::fs::read(state.join(PENDING).join("0")).unwrap(), b"new\n");
     }
 }
