@@ -31,9 +31,11 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 /// The journal digest of the working-tree file at `path`, or `None` if it
-/// does not exist.
+/// does not exist ([`digest`] of its bytes, read in chunks).
 pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
-    Ok(worktree::current(root, path)?.map(|bytes| digest(&bytes)))
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let found = worktree::digest_of(root, path, |chunk| hasher.update(chunk))?;
+    Ok(found.then(|| format!("{:032x}", hasher.digest128())))
 }
 
 /// Where an entry's new content can be read back from after a crash.
@@ -299,5 +301,19 @@ mod tests {
         assert_eq!(keep_pending(&state, 0, b"new\n").unwrap(), Source::Pending("0".into()));
         assert_eq!(std::fs::read(&user).unwrap(), b"the user's\n");
         assert_eq!(std::fs::read(state.join(PENDING).join("0")).unwrap(), b"new\n");
+    }
+
+    /// A file's digest read in chunks is the digest of its bytes, across
+    /// chunk boundaries; an absent file, or one under a file, has none.
+    #[test]
+    fn a_files_digest_is_the_digest_of_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0, 1, 64 << 10, (64 << 10) + 1, 300_001] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            std::fs::write(dir.path().join("f"), &bytes).unwrap();
+            assert_eq!(current_digest(dir.path(), "f").unwrap(), Some(digest(&bytes)), "{len} bytes");
+        }
+        assert_eq!(current_digest(dir.path(), "absent").unwrap(), None);
+        assert_eq!(current_digest(dir.path(), "f/under").unwrap(), None);
     }
 }

@@ -57,7 +57,6 @@ pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
 /// snapshot is already in memory, and a second whole copy of a large file
 /// would cost more than the comparison.
 pub fn holds(root: &Path, path: &str, expected: Option<&[u8]>) -> Result<bool, TxError> {
-    use std::io::Read as _;
     let full = root.join(path);
     let mut file = match std::fs::File::open(&full) {
         Ok(file) => file,
@@ -65,23 +64,52 @@ pub fn holds(root: &Path, path: &str, expected: Option<&[u8]>) -> Result<bool, T
         Err(e) => return Err(TxError::io(&full, e)),
     };
     let Some(mut expected) = expected else { return Ok(false) };
-    let io = |e| TxError::io(&full, e);
-    if file.metadata().map_err(io)?.len() != expected.len() as u64 {
+    if file.metadata().map_err(|e| TxError::io(&full, e))?.len() != expected.len() as u64 {
         return Ok(false);
     }
+    let mut same = true;
+    read_chunks(&mut file, &full, |chunk| {
+        same = expected.strip_prefix(chunk).map(|rest| expected = rest).is_some();
+        same
+    })?;
+    Ok(same && expected.is_empty())
+}
+
+/// The working-tree file at `path` read chunk by chunk into `digest`;
+/// false if it does not exist. A file is hashed without a whole copy of
+/// it, fresh memory whose pages the kernel zeroes first.
+pub fn digest_of(root: &Path, path: &str, digest: impl FnMut(&[u8])) -> Result<bool, TxError> {
+    let full = root.join(path);
+    let mut file = match std::fs::File::open(&full) {
+        Ok(file) => file,
+        // A file where a directory of the path should be: the path is absent.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Ok(false);
+        }
+        Err(e) => return Err(TxError::io(&full, e)),
+    };
+    let mut digest = digest;
+    read_chunks(&mut file, &full, |chunk| {
+        digest(chunk);
+        true
+    })?;
+    Ok(true)
+}
+
+/// Read `file` to its end in 64 KiB chunks, each given to `take`, which
+/// returns false to stop early.
+fn read_chunks(file: &mut std::fs::File, full: &Path, mut take: impl FnMut(&[u8]) -> bool) -> Result<(), TxError> {
+    use std::io::Read as _;
     let mut chunk = vec![0; 64 << 10];
     loop {
         let read = match file.read(&mut chunk) {
+            Ok(0) => return Ok(()),
             Ok(read) => read,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(TxError::io(full, e)),
         };
-        if read == 0 {
-            return Ok(expected.is_empty());
-        }
-        match expected.strip_prefix(&chunk[..read]) {
-            Some(rest) => expected = rest,
-            None => return Ok(false),
+        if !take(&chunk[..read]) {
+            return Ok(());
         }
     }
 }
