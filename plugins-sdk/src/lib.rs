@@ -68,6 +68,8 @@ pub mod paths;
 pub mod reply_text;
 pub mod repo_path;
 pub mod shifts;
+#[doc(hidden)]
+pub mod small_blocks;
 pub mod source;
 /// Run a format's conformance corpus natively through [`Plugin`].
 pub mod testing;
@@ -129,11 +131,13 @@ macro_rules! export_format {
         // apply make an allocation or two per line, and talc's are cheaper.
         // Its heap grows by whole huge pages ([`growth`](crate::growth)).
         #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+        // Small blocks are kept for reuse in front of it ([`small_blocks`](crate::small_blocks)).
         #[global_allocator]
-        static __AGENT_APPLY_ALLOCATOR: $crate::__talc::cell::TalcSyncCell<
-            $crate::growth::StretchGrowth,
-            $crate::__talc::wasm::WasmBinning,
-        > = $crate::__talc::cell::TalcSyncCell::new_wasm($crate::growth::StretchGrowth::new());
+        static __AGENT_APPLY_ALLOCATOR: $crate::small_blocks::SmallBlocks<
+            $crate::__talc::cell::TalcSyncCell<$crate::growth::StretchGrowth, $crate::__talc::wasm::WasmBinning>,
+        > = $crate::small_blocks::SmallBlocks::new($crate::__talc::cell::TalcSyncCell::new_wasm(
+            $crate::growth::StretchGrowth::new(),
+        ));
     };
     ($format:ty, own_allocator) => {
         #[cfg(not(target_family = "wasm"))]
