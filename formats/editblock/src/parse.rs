@@ -19,13 +19,23 @@ pub(crate) enum Marker {
 
 /// `<<<<<<< SEARCH` (5–9 `<`, a stray `>` after it tolerated) or Cline's
 /// `------- SEARCH`; `=======`; `>>>>>>> REPLACE` or `+++++++ REPLACE`.
+#[inline]
 pub(crate) fn marker(line: &str) -> Option<Marker> {
     // Every line of the reply is asked; most start with none of the marker
-    // characters, and are turned down before any trimming of their end.
+    // characters, and are turned down here, in the caller, before any
+    // trimming of their end (a call per line, with the frame the rest
+    // needs, was a third of the asking).
     let line = agent_apply_sdk::text::trim_start(line);
     if !matches!(line.as_bytes().first(), Some(b'<' | b'-' | b'=' | b'>' | b'+')) {
         return None;
     }
+    marker_after_blanks(line)
+}
+
+/// [`marker`] of a line without its leading blanks, which starts with a
+/// marker character.
+#[inline(never)]
+fn marker_after_blanks(line: &str) -> Option<Marker> {
     let line = strip_ending(line).trim_end();
     let run = |ch: char| {
         let count = line.chars().take_while(|&c| c == ch).count();
