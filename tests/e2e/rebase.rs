@@ -118,6 +118,22 @@ fn an_untagged_compact_edit_after_a_line_inserted_at_the_top_does_not_replace_th
 }
 
 #[test]
+fn an_untagged_compact_edit_after_a_staged_insertion_is_stale_too() {
+    // The user's insertion is staged, and the index's stat data proves the
+    // file is the staged version, so the run takes its id from the index
+    // rather than hashing the file: it is still not HEAD's.
+    let repo = TestRepo::with(&[("f.txt", "alpha\nbeta\ngamma\n")]);
+    repo.write("f.txt", "inserted\nalpha\nbeta\ngamma\n");
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(repo.path().join("f.txt")).unwrap().set_modified(an_hour_ago).unwrap();
+    repo.git(&["add", "f.txt"]);
+    let before = repo.state();
+    let (code, report) = run(&repo, &["--format", "compact"], "f.txt:2-2\n```\nBETA\n```\n");
+    assert_eq!((code, report["edits"][0]["kind"].as_str()), (1, Some("stale")), "{report}");
+    assert_eq!(repo.state(), before);
+}
+
+#[test]
 fn an_untagged_compact_edit_far_from_the_users_change_applies() {
     let repo = TestRepo::with(&[("f.txt", &numbered(12))]);
     // Both HEAD's and the working tree's numbering mean line 3 here.

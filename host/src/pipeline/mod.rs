@@ -278,7 +278,7 @@ impl Prepared<'_> {
     /// Try the `selected` edits in memory, on the snapshots (none when the
     /// reply could not be read and the run is not partial).
     fn try_edits(&mut self, selected: &[usize]) -> Result<Tried, Error> {
-        let bases = rebase::Bases::new(self.repo.as_ref().map(GitRepo::repository), &self.options.base)?;
+        let bases = rebase::Bases::new(self.repo.as_ref(), &self.options.base)?;
         let skip_all = self.malformed && !self.partial;
         apply_edits(&mut self.parts, &self.plan, &self.parsed.edits, selected, skip_all, &bases)
     }

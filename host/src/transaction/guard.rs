@@ -256,6 +256,19 @@ impl GitRepo {
         Ok(states)
     }
 
+    /// The blob of the working file at `path` when the index's stat data
+    /// proves the file is the one its entry was made from (as `git status`
+    /// decides, without reading or hashing the file); `None` when nothing
+    /// proves it (no entry, a racily clean entry, other stat data). For a
+    /// path git converts, the entry's blob is the cleaned content's. `len`
+    /// is the length the caller read the file at: an entry of another size
+    /// proves nothing about what it read.
+    pub fn blob_proven_by_stat(&self, path: &str, len: usize) -> Option<git2::Oid> {
+        let index = self.index().ok()?;
+        let entry = index.entry(path).filter(|e| e.size as usize == len)?;
+        stat_proves_clean(&self.root.join(path), &entry, index.stamp()).then_some(entry.id)
+    }
+
     /// The blob `git add` would make of the working file at `path` (`None`:
     /// it does not exist), through git's conversions where it has some.
     fn working_blob(&self, path: &str) -> Result<Option<git2::Oid>, TxError> {
