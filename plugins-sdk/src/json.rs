@@ -99,10 +99,25 @@ impl JsonString {
             }
             at += found + 2;
         }
-        // Every `\` now starts a `\n`: a piece after one starts with its `n`.
-        let lines = if body.is_empty() { 0 } else { usize::MAX };
-        let pieces = body.strip_suffix("\\n").unwrap_or(body).split('\\');
-        Some(pieces.enumerate().map(|(i, piece)| if i == 0 { piece } else { &piece[1..] }).take(lines))
+        // Every `\` now starts a `\n`: each line ends at one, and the next
+        // starts past its `n`. Found by `memchr` (SIMD in a component too),
+        // not `split('\\')`, whose search reads four bytes at a time there.
+        let text = body.strip_suffix("\\n").unwrap_or(body);
+        let mut ends = memchr::memchr_iter(b'\\', text.as_bytes());
+        let mut start = if body.is_empty() { None } else { Some(0) };
+        Some(std::iter::from_fn(move || {
+            let from = start?;
+            match ends.next() {
+                Some(end) => {
+                    start = Some(end + 2);
+                    Some(&text[from..end])
+                }
+                None => {
+                    start = None;
+                    Some(&text[from..])
+                }
+            }
+        }))
     }
 }
 
