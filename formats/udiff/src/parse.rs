@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
 use agent_apply_sdk::paths::{looks_like_path, path_before, path_from_info};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending};
+use agent_apply_sdk::text::{holds_run, lines_with_endings, strip_ending};
 
 pub(crate) use crate::parse_paths::header_path;
 use crate::parse_paths::{clean, git_line_paths, strip_prefix_pair};
@@ -555,7 +555,7 @@ pub(crate) fn parse(reply: &str) -> Parsed<FilePatch> {
         }
         // A marker holds a run of five `<` or `>`: most blocks have none,
         // and are not read line by line for one.
-        let may_have_markers = contains(block.body, "<<<<<") || contains(block.body, ">>>>>");
+        let may_have_markers = holds_run(block.body, [b'<', b'>'], 5);
         let has_markers = may_have_markers && lines_with_endings(block.body).any(is_block_marker);
         if has_markers {
             continue;
