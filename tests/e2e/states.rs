@@ -157,21 +157,23 @@ fn partially_staged_files_are_refused_under_every_policy() {
     }
 }
 
+/// A private file (0600) and an executable one (0755).
+fn with_modes() -> TestRepo {
+    let repo = TestRepo::with(&[("private.txt", "p\n"), ("tool.sh", "echo\n")]);
+    std::fs::set_permissions(repo.path().join("private.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(repo.path().join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo
+}
+
 /// Permission bits survive an edit, and the committed mode is what git
 /// records: the same as editing by hand and running `git commit -a`.
 #[test]
 fn modes_are_kept_and_committed_as_git_would() {
-    let setup = || {
-        let repo = TestRepo::with(&[("private.txt", "p\n"), ("tool.sh", "echo\n")]);
-        std::fs::set_permissions(repo.path().join("private.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::set_permissions(repo.path().join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        repo
-    };
     let reply = whole_reply(&[("private.txt", "P\n"), ("tool.sh", "echo hi\n")]);
     for policy in ["commit-first", "include"] {
-        let ours = setup();
+        let ours = with_modes();
         ours.apply().args(["--format", "whole", "--dirty", policy]).write_stdin(reply.clone()).assert().success();
-        let by_hand = setup();
+        let by_hand = with_modes();
         by_hand.write("private.txt", "P\n");
         by_hand.write("tool.sh", "echo hi\n");
         by_hand.git(&["commit", "-qam", "by hand"]);
@@ -196,16 +198,10 @@ fn modes_are_kept_and_committed_as_git_would() {
 #[test]
 fn no_commit_files_keep_their_modes_and_are_links_of_their_own() {
     use std::os::unix::fs::MetadataExt as _;
-    let setup = || {
-        let repo = TestRepo::with(&[("private.txt", "p\n"), ("tool.sh", "echo\n")]);
-        std::fs::set_permissions(repo.path().join("private.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
-        std::fs::set_permissions(repo.path().join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-        repo
-    };
     let files = [("private.txt", "P\n"), ("tool.sh", "echo hi\n"), ("new/made.txt", "made\n")];
-    let ours = setup();
+    let ours = with_modes();
     ours.apply().args(["--format", "whole", "--no-commit"]).write_stdin(whole_reply(&files)).assert().success();
-    let by_hand = setup();
+    let by_hand = with_modes();
     for (path, content) in files {
         by_hand.write(path, content);
     }

@@ -409,6 +409,12 @@ pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool
         let _ = std::fs::remove_file(temp);
         return Err(error);
     }
+    rename_into_place(temp, full)
+}
+
+/// Rename the finished temp file over `full`; the temp file is removed if
+/// that fails.
+fn rename_into_place(temp: &Path, full: &Path) -> Result<(), TxError> {
     fault::point(fault::Stage::MidWrite);
     std::fs::rename(temp, full).map_err(|e| {
         let _ = std::fs::remove_file(temp);
@@ -442,11 +448,7 @@ fn link_atomically(full: &Path, temp: &Path, kept: &Path, len: usize, executable
         let _ = std::fs::remove_file(temp);
         return Ok(false);
     }
-    fault::point(fault::Stage::MidWrite);
-    std::fs::rename(temp, full).map_err(|e| {
-        let _ = std::fs::remove_file(temp);
-        TxError::io(full, e)
-    })?;
+    rename_into_place(temp, full)?;
     Ok(true)
 }
 
