@@ -129,9 +129,10 @@ macro_rules! export_format {
 
         // talc, not the C library's dlmalloc: a large reply's parse and
         // apply make an allocation or two per line, and talc's are cheaper.
-        // Its heap grows by whole huge pages ([`growth`](crate::growth)).
+        // Its heap grows by whole huge pages ([`growth`](crate::growth)), and
+        // small blocks are kept for reuse in front of it
+        // ([`small_blocks`](crate::small_blocks)).
         #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-        // Small blocks are kept for reuse in front of it ([`small_blocks`](crate::small_blocks)).
         #[global_allocator]
         static __AGENT_APPLY_ALLOCATOR: $crate::small_blocks::SmallBlocks<
             $crate::__talc::cell::TalcSyncCell<$crate::growth::StretchGrowth, $crate::__talc::wasm::WasmBinning>,

@@ -535,6 +535,7 @@ impl TextStyle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn a_run_is_found_wherever_it_stands_and_only_a_whole_one() {
@@ -547,7 +548,6 @@ mod tests {
             }
         }
     }
-    use proptest::prelude::*;
 
     #[test]
     fn lines_keep_their_endings() {

@@ -5,9 +5,9 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
+use serde::Serialize;
 
 use crate::transaction::GitRepo;
-use serde::Serialize;
 
 /// Where a base came from, for the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -64,8 +64,7 @@ struct Spec {
 
 /// The bases of one run.
 pub struct Bases<'r> {
-    repo: Option<&'r Repository>,
-    /// The same repository's transaction side: its index says which files
+    /// The repository, by its transaction side: its index says which files
     /// are as committed without hashing them.
     tx: Option<&'r GitRepo>,
     specs: Vec<Spec>,
@@ -110,15 +109,18 @@ impl<'r> Bases<'r> {
     /// Check every `--base` value now, so a typo stops the run before any
     /// edit is tried.
     pub fn new(tx: Option<&'r GitRepo>, flags: &[String]) -> Result<Self, BaseError> {
-        let repo = tx.map(GitRepo::repository);
         let specs: Vec<Spec> = flags.iter().map(|flag| parse_flag(flag)).collect();
         if !specs.is_empty() {
-            let repo = repo.ok_or(BaseError::NoRepository)?;
+            let repo = tx.map(GitRepo::repository).ok_or(BaseError::NoRepository)?;
             for spec in &specs {
                 repo.revparse_single(&spec.rev).map_err(|_| BaseError::Unknown { rev: spec.rev.clone() })?;
             }
         }
-        Ok(Bases { repo, tx, specs })
+        Ok(Bases { tx, specs })
+    }
+
+    fn repo(&self) -> Option<&'r Repository> {
+        self.tx.map(GitRepo::repository)
     }
 
     /// The base `--base` names for `path` (a per-path value wins), if any,
@@ -130,7 +132,7 @@ impl<'r> Bases<'r> {
             .rev()
             .find(|s| s.path.as_deref() == Some(path))
             .or_else(|| self.specs.iter().rev().find(|s| s.path.is_none()));
-        let (Some(spec), Some(repo)) = (spec, self.repo) else { return Ok(None) };
+        let (Some(spec), Some(repo)) = (spec, self.repo()) else { return Ok(None) };
         let object = repo.revparse_single(&spec.rev).map_err(|_| BaseError::Unknown { rev: spec.rev.clone() })?;
         // A blob id is taken as it is (what `read` recorded is already the
         // working tree's bytes); a tree's entry as `git checkout` writes it.
@@ -157,7 +159,7 @@ impl<'r> Bases<'r> {
     /// Versions of `path` the model may have read, other than `current`:
     /// the ones `read` showed, newest first, then HEAD's.
     pub fn candidates(&self, path: &str, current: &str) -> Vec<Base> {
-        let Some(repo) = self.repo else { return Vec::new() };
+        let Some(repo) = self.repo() else { return Vec::new() };
         let mut seen = vec![Some(blob_id(current))];
         let mut out = Vec::new();
         for blob in self.reads_of(path) {
@@ -185,7 +187,7 @@ impl<'r> Bases<'r> {
     /// `current` (the file as the run read it): hashing every file a reply
     /// edits was a tenth of a 10 MB `compact` reply's run, in SHA-1.
     pub fn head_other_than(&self, path: &str, current: &str) -> Option<Base> {
-        let repo = self.repo?;
+        let repo = self.repo()?;
         let commit = repo.head().ok()?.peel_to_commit().ok()?;
         let blob = commit.tree().ok()?.get_path(Path::new(path)).ok()?.id();
         let converted = crate::transaction::conversion(repo, path).is_some();
@@ -213,7 +215,7 @@ impl<'r> Bases<'r> {
 
     /// Recorded reads of `path`, newest first.
     fn reads_of(&self, path: &str) -> impl Iterator<Item = Oid> {
-        let text = self.repo.and_then(|repo| std::fs::read_to_string(reads_log(repo)).ok()).unwrap_or_default();
+        let text = self.repo().and_then(|repo| std::fs::read_to_string(reads_log(repo)).ok()).unwrap_or_default();
         let blobs: Vec<Oid> = text
             .lines()
             .rev()

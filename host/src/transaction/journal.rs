@@ -27,7 +27,12 @@ const VERSION: u32 = 2;
 
 /// A content digest, as the journal records it (32 hex digits).
 pub fn digest(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+    digest_text(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// A digest as the journal writes it.
+fn digest_text(digest: u128) -> String {
+    format!("{digest:032x}")
 }
 
 /// The journal digest of the working-tree file at `path`, or `None` if it
@@ -35,7 +40,7 @@ pub fn digest(bytes: &[u8]) -> String {
 pub fn current_digest(root: &Path, path: &str) -> Result<Option<String>, TxError> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let found = worktree::digest_of(root, path, |chunk| hasher.update(chunk))?;
-    Ok(found.then(|| format!("{:032x}", hasher.digest128())))
+    Ok(found.then(|| digest_text(hasher.digest128())))
 }
 
 /// Where an entry's new content can be read back from after a crash.

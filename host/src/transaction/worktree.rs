@@ -44,11 +44,19 @@ pub fn checkout_form(repo: &Repository, root: &Path, path: &str, blob: Oid) -> R
 /// The working-tree file at `path`, or `None` if it does not exist.
 pub fn current(root: &Path, path: &str) -> Result<Option<Vec<u8>>, TxError> {
     let full = root.join(path);
-    match std::fs::read(&full) {
-        Ok(bytes) => Ok(Some(bytes)),
+    let Some(mut file) = open_existing(&full)? else { return Ok(None) };
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| TxError::io(&full, e))?;
+    Ok(Some(bytes))
+}
+
+/// The working-tree file at `full`, opened, or `None` if it does not exist.
+fn open_existing(full: &Path) -> Result<Option<std::fs::File>, TxError> {
+    match std::fs::File::open(full) {
+        Ok(file) => Ok(Some(file)),
         // A file where a directory of the path should be: the path is absent.
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(TxError::io(&full, e)),
+        Err(e) => Err(TxError::io(full, e)),
     }
 }
 
@@ -78,17 +86,9 @@ pub fn holds(root: &Path, path: &str, expected: Option<&[u8]>) -> Result<bool, T
 /// The working-tree file at `path` read chunk by chunk into `digest`;
 /// false if it does not exist. A file is hashed without a whole copy of
 /// it, fresh memory whose pages the kernel zeroes first.
-pub fn digest_of(root: &Path, path: &str, digest: impl FnMut(&[u8])) -> Result<bool, TxError> {
+pub fn digest_of(root: &Path, path: &str, mut digest: impl FnMut(&[u8])) -> Result<bool, TxError> {
     let full = root.join(path);
-    let mut file = match std::fs::File::open(&full) {
-        Ok(file) => file,
-        // A file where a directory of the path should be: the path is absent.
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            return Ok(false);
-        }
-        Err(e) => return Err(TxError::io(&full, e)),
-    };
-    let mut digest = digest;
+    let Some(mut file) = open_existing(&full)? else { return Ok(false) };
     read_chunks(&mut file, &full, |chunk| {
         digest(chunk);
         true
