@@ -188,11 +188,10 @@ impl<'a> Haystack<'a> {
         self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
     }
 
-    /// The line indexes whose hash at `level` is `key`, ascending.
-    fn occurrences(&self, level: Level, key: u64) -> impl Iterator<Item = usize> + '_ {
+    /// The level's line hashes with their index, each made on first use.
+    fn indexed(&self, level: Level) -> Occurrences<'_> {
         let keys = self.keys(level);
-        let index = self.index[level.key_slot()].get_or_init(|| LineIndex::new(keys));
-        index.chain(key).filter(move |&i| keys[i] == key)
+        Occurrences { keys, index: self.index[level.key_slot()].get_or_init(|| LineIndex::new(keys)) }
     }
 
     /// Start indexes (0-based) of every place in `within` where `needle`
@@ -235,7 +234,8 @@ impl<'a> Haystack<'a> {
             long = (0..m).map(|j| hash_str(want(j))).collect();
             &long
         };
-        let keys = self.keys(level);
+        let occurrences = self.indexed(level);
+        let keys = occurrences.keys;
         // Key by key: a slice comparison is a `memcmp` call, byte by byte in
         // a component.
         let same_at =
@@ -244,21 +244,23 @@ impl<'a> Haystack<'a> {
         // The rarest line of the block anchors the search; a block of common
         // lines only (each more frequent than the window is long, over the
         // block's length) is cheaper to scan for. Lines are counted, not
-        // collected: a hunk's search ran a dozen allocations.
+        // collected: a hunk's search ran a dozen allocations. Any anchor
+        // gives the same starts, so a line found once (or nowhere) ends
+        // the choice: the others cannot make the search shorter.
         let budget = within.len() / m + 1;
         let mut anchor: Option<(usize, usize)> = None;
         for (j, &key) in needle_keys.iter().enumerate() {
             let cap = anchor.map_or(budget, |(_, count)| count);
-            let count = self.occurrences(level, key).take(cap + 1).count();
+            let count = occurrences.of(key).take(cap + 1).count();
             if count <= cap && anchor.is_none_or(|(_, best)| count < best) {
                 anchor = Some((j, count));
-                if count == 0 {
+                if count <= 1 {
                     break;
                 }
             }
         }
         if let Some((j, _)) = anchor {
-            let starts = self.occurrences(level, needle_keys[j]).filter_map(|at| at.checked_sub(j));
+            let starts = occurrences.of(needle_keys[j]).filter_map(|at| at.checked_sub(j));
             return starts
                 .filter(|&start| start >= within.start && start + m <= within.end && same_at(start))
                 .take(limit)
@@ -304,6 +306,21 @@ impl<'a> Haystack<'a> {
             s += 1;
         }
         found
+    }
+}
+
+/// A level's line hashes and their index, as one search reads them.
+#[derive(Clone, Copy)]
+struct Occurrences<'h> {
+    keys: &'h [u64],
+    index: &'h LineIndex,
+}
+
+impl<'h> Occurrences<'h> {
+    /// The line indexes whose hash is `key`, ascending.
+    #[inline]
+    fn of(self, key: u64) -> impl Iterator<Item = usize> + 'h {
+        self.index.chain(key).filter(move |&i| self.keys[i] == key)
     }
 }
 
