@@ -32,12 +32,15 @@ const DROPPED_CONTEXT_REACH: usize = 8;
 
 /// A stored hunk line (its marker, then its text; `~` marks a context line
 /// the model wrote without its leading space).
+#[inline]
 fn hunk_line(line: &str) -> HunkLine<'_> {
+    // The marker is one ASCII byte: the text after it needs no char
+    // boundary check (which took most of this function's time).
+    let text = || line.get(1..).unwrap_or_default();
     match line.as_bytes().first() {
-        Some(b'-') => HunkLine::Remove(&line[1..]),
-        Some(b'+') => HunkLine::Add(&line[1..]),
-        Some(_) => HunkLine::Context(&line[1..]),
-        None => HunkLine::Context(""),
+        Some(b'-') => HunkLine::Remove(text()),
+        Some(b'+') => HunkLine::Add(text()),
+        _ => HunkLine::Context(text()),
     }
 }
 

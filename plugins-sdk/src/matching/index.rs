@@ -185,7 +185,12 @@ impl<'a> Haystack<'a> {
     }
 
     pub(super) fn keys(&self, level: Level) -> &[u64] {
-        self.keys[level.key_slot()].get_or_init(|| self.lines.iter().map(|l| line_key(l, level)).collect())
+        // The exact level, which every search keys first, by its own loop:
+        // `line_key` chose the level anew for each line.
+        self.keys[level.key_slot()].get_or_init(|| match level {
+            Level::Exact => self.lines.iter().map(|l| hash_str(l)).collect(),
+            _ => self.lines.iter().map(|l| line_key(l, level)).collect(),
+        })
     }
 
     /// The level's line hashes with their index, each made on first use.
