@@ -34,20 +34,31 @@ enum Repr {
 impl ReplyText {
     /// `text` as payload text: where it lies when it is a slice of the
     /// reply being parsed with kept payloads, else a copy.
+    ///
+    /// Inlined, with the copy out of line: formats make one for each line
+    /// of a hunk, and the call and the copy's setup were most of its cost.
+    #[inline]
     pub fn new(text: &str) -> Self {
         let within = READING.with(|reading| {
             let reading = reading.borrow();
             let reply = reading.as_ref()?;
-            let offset = (text.as_ptr() as usize).checked_sub(reply.as_ptr() as usize)?;
-            let range = offset..offset + text.len();
-            (range.end <= reply.len()).then(|| (Rc::clone(reply), range))
+            let offset = (text.as_ptr() as usize).wrapping_sub(reply.as_ptr() as usize);
+            // A text before the reply wraps around to an offset past it.
+            (offset <= reply.len() && text.len() <= reply.len() - offset).then(|| {
+                ReplyText(Repr::InReply {
+                    reply: Rc::clone(reply),
+                    start: offset as u32,
+                    end: (offset + text.len()) as u32,
+                })
+            })
         });
-        match within {
-            Some((reply, Range { start, end })) => {
-                ReplyText(Repr::InReply { reply, start: start as u32, end: end as u32 })
-            }
-            None => ReplyText(Repr::Owned(text.to_string())),
-        }
+        within.unwrap_or_else(|| Self::copied(text))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn copied(text: &str) -> Self {
+        ReplyText(Repr::Owned(text.to_string()))
     }
 
     /// `lines`, each ended by a newline ([`crate::text::joined_lines`]):

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use agent_apply_sdk::fence::fenced_blocks;
+use agent_apply_sdk::fence::Fence;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{contains, lines_with_endings, strip_ending, trim, trim_start};
 use serde_json::Value;
@@ -65,7 +65,8 @@ pub(crate) fn mentions_patch(text: &str) -> bool {
 }
 
 /// The texts of `reply` that may hold patches, and problems with its JSON.
-pub(crate) fn sources<'a>(reply: &'a str, map: &SourceMap) -> (Vec<Source<'a>>, Vec<Diagnostic>) {
+/// `fences` are the reply's fenced blocks.
+pub(crate) fn sources<'a>(reply: &'a str, map: &SourceMap, fences: &[Fence<'a>]) -> (Vec<Source<'a>>, Vec<Diagnostic>) {
     let mut sources = Vec::new();
     let mut diagnostics = Vec::new();
     let whole = map.span(0, reply.len());
@@ -81,7 +82,7 @@ pub(crate) fn sources<'a>(reply: &'a str, map: &SourceMap) -> (Vec<Source<'a>>, 
             Err(_) => {}
         }
     }
-    for fence in fenced_blocks(reply) {
+    for fence in fences {
         let body = fence.body.trim_start();
         if body.starts_with(['{', '[']) && mentions_patch(body) && !has_marker_line(body) {
             let span = map.span(fence.start, fence.end);
@@ -171,13 +172,12 @@ pub(crate) struct Patches<'t> {
     pub found: Vec<Located>,
 }
 
-/// Every patch in `source`, in order.
-pub(crate) fn locate<'t>(source: &'t Source<'_>) -> Patches<'t> {
+/// Every patch in `source`, in order; `fences` are its fenced blocks.
+pub(crate) fn locate<'t>(source: &'t Source<'_>, fences: &[Fence<'_>]) -> Patches<'t> {
     let text = source.text.as_ref();
     let lines = offset_lines(text);
     // Without any `*** Begin Patch`, a file marker at a line's start opens the patch.
     let has_begin = lines.iter().any(|(_, l)| trim(l) == BEGIN);
-    let fences = fenced_blocks(text);
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -266,12 +266,12 @@ mod tests {
     fn json_strings_and_nested_arguments_are_sources() {
         let reply = r#"{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Delete File: a\\n*** End Patch\"}"}"#;
         let map = SourceMap::new(reply);
-        let (sources, diagnostics) = sources(reply, &map);
+        let (sources, diagnostics) = sources(reply, &map, &agent_apply_sdk::fence::fenced_blocks(reply));
         assert!(diagnostics.is_empty());
         assert_eq!(sources[0].text, "*** Begin Patch\n*** Delete File: a\n*** End Patch");
         assert!(sources[0].closed && sources[0].offset.is_none());
         let cut = r#"{"input": "*** Begin Patch\n*** Delete File: a"#;
-        let (_, diagnostics) = super::sources(cut, &SourceMap::new(cut));
+        let (_, diagnostics) = super::sources(cut, &SourceMap::new(cut), &agent_apply_sdk::fence::fenced_blocks(cut));
         assert!(diagnostics[0].message.contains("cut off"), "{diagnostics:?}");
     }
 
@@ -284,7 +284,7 @@ mod tests {
             span: SourceMap::new(reply).span(0, 1),
             closed: false,
         };
-        let found = locate(&source).found;
+        let found = locate(&source, &agent_apply_sdk::fence::fenced_blocks(reply)).found;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].ending, Ending::EndPatch);
         assert!(reply[found[0].body.clone()].ends_with("+y\n"));

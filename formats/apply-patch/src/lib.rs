@@ -189,16 +189,26 @@ impl Format for ApplyPatch {
     fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<FileOp> {
         let map = SourceMap::new(reply);
         let mut parsed = Parsed::default();
-        let (sources, diagnostics) = envelope::sources(reply, &map);
+        // Found once: the envelope reads them twice more.
+        let fences = fenced_blocks(reply);
+        let (sources, diagnostics) = envelope::sources(reply, &map, &fences);
         parsed.diagnostics = diagnostics;
         for source in &sources {
             let place = grammar::Place::new(&map, source);
-            let patches = envelope::locate(source);
+            // The reply's own blocks when the source is the reply.
+            let own_fences;
+            let source_fences = if std::ptr::eq(source.text.as_ref(), reply) {
+                &fences
+            } else {
+                own_fences = fenced_blocks(&source.text);
+                &own_fences
+            };
+            let patches = envelope::locate(source, source_fences);
             for located in &patches.found {
                 grammar::parse_patch(&patches.lines[located.lines.clone()], located, &place, &mut parsed);
             }
         }
-        for fence in fenced_blocks(reply) {
+        for fence in &fences {
             if is_shell_info(fence.info) && !envelope::mentions_patch(fence.body) {
                 let span = map.span(fence.start, fence.end);
                 parsed.commands.push(SuggestedCommand { command: fence.body.trim_end().to_string(), span });
