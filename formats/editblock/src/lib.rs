@@ -125,7 +125,7 @@ impl Format for EditBlock {
         let block = &edit.op;
         let path = edit.path.as_str();
         let label = label(block);
-        if block.search.trim().is_empty() {
+        if trim(&block.search).is_empty() {
             return create_or_append(workspace, path, &block.replace).map_err(|failure| EditFailure {
                 message: format!("{label} on {path}: {}", failure.message),
                 ..failure
@@ -295,7 +295,7 @@ fn apply_in_one_pass(
     options: Options<'_>,
 ) -> Option<Vec<Result<Applied, EditFailure>>> {
     let ladder = ladder_options(options).ok()?;
-    if edits.len() < 2 || edits.iter().any(|e| e.op.search.trim().is_empty() || !e.op.alternatives.is_empty()) {
+    if edits.len() < 2 || edits.iter().any(|e| trim(&e.op.search).is_empty() || !e.op.alternatives.is_empty()) {
         return None;
     }
     let files = agent_apply_sdk::edits_by_file(edits);
@@ -334,7 +334,7 @@ fn apply_block(
     }
     let mut readings = vec![first];
     for (search, replace) in &block.alternatives {
-        if !search.trim().is_empty() {
+        if !trim(search).is_empty() {
             readings.push(replace_block(content, search, replace, ladder));
         }
     }
@@ -376,7 +376,7 @@ fn create_or_append(workspace: &mut Workspace, path: &str, replace: &str) -> Res
             if new.is_empty() {
                 return Err(EditFailure::new(FailureKind::Malformed, "both SEARCH and REPLACE are empty"));
             }
-            let substance: usize = new.iter().map(|l| l.trim().len()).sum();
+            let substance: usize = new.iter().map(|l| trim(l).len()).sum();
             if substance >= 8 && old.len() >= new.len() && old[old.len() - new.len()..] == new[..] {
                 let at = (old.len() - new.len() + 1) as u32;
                 return Err(EditFailure::new(

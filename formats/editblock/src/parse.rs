@@ -5,7 +5,7 @@ use agent_apply_sdk::message;
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::source::IndexedLines;
-use agent_apply_sdk::text::{lines_holding, strip_ending};
+use agent_apply_sdk::text::{lines_holding, strip_ending, trim, trim_end, trim_start};
 
 use crate::Block;
 
@@ -36,29 +36,22 @@ pub(crate) fn marker(line: &str) -> Option<Marker> {
 /// marker character.
 #[inline(never)]
 fn marker_after_blanks(line: &str) -> Option<Marker> {
-    let line = strip_ending(line).trim_end();
-    let run = |ch: char| {
-        let count = line.chars().take_while(|&c| c == ch).count();
-        (5..=9).contains(&count).then(|| line[count..].trim())
-    };
-    let word = |rest: &str, word: &str| {
-        let rest = rest.trim_end_matches('>').trim_end();
-        rest.eq_ignore_ascii_case(word)
-    };
-    if let Some(rest) = run('<').or_else(|| run('-'))
-        && word(rest, "SEARCH")
-    {
-        return Some(Marker::Search);
+    // The SDK's trims, and the run counted in bytes: ASCII byte by byte,
+    // where `str`'s decode each char. Every marker is a run of one ASCII
+    // character, so a byte count is its char count.
+    let line = trim_end(strip_ending(line));
+    let first = *line.as_bytes().first()?;
+    let count = line.bytes().take_while(|&b| b == first).count();
+    if !(5..=9).contains(&count) {
+        return None;
     }
-    if run('=') == Some("") {
-        return Some(Marker::Divider);
+    let rest = trim(&line[count..]);
+    match first {
+        b'<' | b'-' => trim_end(rest.trim_end_matches('>')).eq_ignore_ascii_case("SEARCH").then_some(Marker::Search),
+        b'=' => rest.is_empty().then_some(Marker::Divider),
+        b'>' | b'+' => rest.eq_ignore_ascii_case("REPLACE").then_some(Marker::Replace),
+        _ => None,
     }
-    if let Some(rest) = run('>').or_else(|| run('+'))
-        && rest.eq_ignore_ascii_case("REPLACE")
-    {
-        return Some(Marker::Replace);
-    }
-    None
 }
 
 /// Which markers `reply` holds: (SEARCH, divider, REPLACE). Each is a run
@@ -76,7 +69,7 @@ pub(crate) fn markers_in(reply: &str) -> (bool, bool, bool) {
 /// A fence line: its character, length and info string.
 fn fence(line: &str) -> Option<(u8, usize, &str)> {
     let info = opening_info(line)?;
-    let trimmed = strip_ending(line).trim_start();
+    let trimmed = trim_start(strip_ending(line));
     let ch = trimmed.as_bytes()[0];
     let len = trimmed.bytes().take_while(|&b| b == ch).count();
     Some((ch, len, info))
@@ -287,7 +280,7 @@ impl<'a> Reader<'a> {
         // A block whose fence closed only lacks its marker; one that runs to
         // the end of the reply with its fence open was cut off.
         let fence_closed = self.fence_open.as_ref().is_some_and(|open| {
-            let last = block.body.iter().rev().find(|l| !l.trim().is_empty());
+            let last = block.body.iter().rev().find(|l| !trim(l).is_empty());
             last.and_then(|l| fence(l))
                 .is_some_and(|(ch, len, info)| ch == open.ch && len >= open.len && info.is_empty())
         });
@@ -309,7 +302,7 @@ fn path_above<'a>(
     while i > floor && looked < PATH_LOOKBACK {
         i -= 1;
         let line = strip_ending(lines.line(i));
-        if line.trim().is_empty() {
+        if trim(line).is_empty() {
             continue;
         }
         if let Some(info) = opening_info(line) {
@@ -441,4 +434,37 @@ fn unterminated(
         )
         .with_hint("end every block with a `>>>>>>> REPLACE` line"),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The marker reading as first written: runs counted in chars, `str`'s trims.
+    fn marker_by_chars(line: &str) -> Option<Marker> {
+        let line = strip_ending(line).trim_end();
+        let run = |ch: char| {
+            let count = line.chars().take_while(|&c| c == ch).count();
+            (5..=9).contains(&count).then(|| line[count..].trim())
+        };
+        let word = |rest: &str, word: &str| rest.trim_end_matches('>').trim_end().eq_ignore_ascii_case(word);
+        if run('<').or_else(|| run('-')).is_some_and(|rest| word(rest, "SEARCH")) {
+            return Some(Marker::Search);
+        }
+        if run('=') == Some("") {
+            return Some(Marker::Divider);
+        }
+        run('>').or_else(|| run('+')).filter(|rest| rest.eq_ignore_ascii_case("REPLACE")).map(|_| Marker::Replace)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn markers_are_read_as_by_chars(
+            run in "[<>=+-]", count in 1usize..11, other in "[<>=+-]?",
+            tail in "[ \u{3000}]{0,2}(SEARCH|search|REPLACE|Replace|x|<|)[> \u{e9}]{0,3}\r?\n?",
+        ) {
+            let line = format!("{}{other}{tail}", run.repeat(count));
+            proptest::prop_assert_eq!(marker_after_blanks(&line), marker_by_chars(&line));
+        }
+    }
 }
