@@ -248,6 +248,8 @@ fn find_end(lines: &[(usize, &str)], first: usize, delimiter: Option<&str>) -> (
 
 #[cfg(test)]
 mod tests {
+    use agent_apply_sdk::fence::fenced_blocks;
+
     use super::*;
 
     #[test]
@@ -266,12 +268,12 @@ mod tests {
     fn json_strings_and_nested_arguments_are_sources() {
         let reply = r#"{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Delete File: a\\n*** End Patch\"}"}"#;
         let map = SourceMap::new(reply);
-        let (sources, diagnostics) = sources(reply, &map, &agent_apply_sdk::fence::fenced_blocks(reply));
+        let (sources, diagnostics) = sources(reply, &map, &fenced_blocks(reply));
         assert!(diagnostics.is_empty());
         assert_eq!(sources[0].text, "*** Begin Patch\n*** Delete File: a\n*** End Patch");
         assert!(sources[0].closed && sources[0].offset.is_none());
         let cut = r#"{"input": "*** Begin Patch\n*** Delete File: a"#;
-        let (_, diagnostics) = super::sources(cut, &SourceMap::new(cut), &agent_apply_sdk::fence::fenced_blocks(cut));
+        let (_, diagnostics) = super::sources(cut, &SourceMap::new(cut), &fenced_blocks(cut));
         assert!(diagnostics[0].message.contains("cut off"), "{diagnostics:?}");
     }
 
@@ -284,7 +286,7 @@ mod tests {
             span: SourceMap::new(reply).span(0, 1),
             closed: false,
         };
-        let found = locate(&source, &agent_apply_sdk::fence::fenced_blocks(reply)).found;
+        let found = locate(&source, &fenced_blocks(reply)).found;
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].ending, Ending::EndPatch);
         assert!(reply[found[0].body.clone()].ends_with("+y\n"));
