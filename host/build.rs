@@ -37,10 +37,10 @@ fn main() {
         let (name, aliases) = format_name(c);
         let (precompiled, summary, hints) = match &precompiler {
             Some(p) => {
-                let code = p.precompile(&c.package, &bytes, &digest);
-                let (version, summary, hints) = p.info(&code);
+                let [trap, exit] = p.precompile(&c.package, &bytes, &digest);
+                let (version, summary, hints) = p.info(&trap);
                 (
-                    format!("Some(include_bytes!({code:?}))"),
+                    format!("Some(Precompiled {{ trap: include_bytes!({trap:?}), exit: include_bytes!({exit:?}) }})"),
                     format!("Some(({version:?}, {summary:?}))"),
                     format!("Some(&{hints:?})"),
                 )
@@ -166,12 +166,13 @@ fn format_name(c: &wasm::WasmCrate) -> (String, Vec<String>) {
 }
 
 /// Compiles components to machine code for the machine that builds (and,
-/// for `cargo install`, runs) the binary, keeping each result in OUT_DIR by
-/// digest and engine so an unchanged format is not compiled again.
+/// for `cargo install`, runs) the binary, once for each way of stopping a
+/// call ([`engine::Stop`]), keeping each result in OUT_DIR by digest and
+/// engine so an unchanged format is not compiled again.
 struct Precompiler {
-    engine: wasmtime::Engine,
+    /// An engine and its key for each way, in `Stop::ALL`'s order.
+    engines: Vec<(wasmtime::Engine, u64)>,
     dir: PathBuf,
-    engine_key: u64,
 }
 
 impl Precompiler {
@@ -182,32 +183,47 @@ impl Precompiler {
             println!("cargo:warning=cross-compiling: the built-in formats are compiled on first use, not now");
             return None;
         }
-        let engine = wasmtime::Engine::new(&engine::config()).expect("the runtime's engine configuration is valid");
-        let mut hasher = DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        Some(Precompiler { engine, dir: out_dir.join("precompiled"), engine_key: hasher.finish() })
+        let engines = engine::Stop::ALL
+            .iter()
+            .map(|&stop| {
+                let engine =
+                    wasmtime::Engine::new(&engine::config(stop)).expect("the runtime's engine configuration is valid");
+                let mut hasher = DefaultHasher::new();
+                engine.precompile_compatibility_hash().hash(&mut hasher);
+                (engine, hasher.finish())
+            })
+            .collect();
+        Some(Precompiler { engines, dir: out_dir.join("precompiled") })
     }
 
-    /// The path of `wasm` compiled to machine code.
-    fn precompile(&self, package: &str, wasm: &[u8], digest: &str) -> PathBuf {
-        let path = self.dir.join(format!("{package}-{}-{:016x}.cwasm", &digest[..16], self.engine_key));
-        if !path.is_file() {
-            let code = self
-                .engine
+    /// The paths of `wasm` compiled to machine code, one for each way of
+    /// stopping a call.
+    fn precompile(&self, package: &str, wasm: &[u8], digest: &str) -> [PathBuf; 2] {
+        let paths = [0, 1].map(|i| {
+            let key = self.engines[i].1;
+            self.dir.join(format!("{package}-{}-{key:016x}.cwasm", &digest[..16]))
+        });
+        fs::create_dir_all(&self.dir).unwrap();
+        for ((engine, _), path) in self.engines.iter().zip(&paths) {
+            if path.is_file() {
+                continue;
+            }
+            let code = engine
                 .precompile_component(wasm)
                 .unwrap_or_else(|e| panic!("cannot precompile the `{package}` format: {e:#}"));
-            fs::create_dir_all(&self.dir).unwrap();
-            // Older builds of this format are of no further use.
-            for old in fs::read_dir(&self.dir).unwrap().filter_map(|e| e.ok()) {
-                if old.file_name().to_string_lossy().starts_with(&format!("{package}-")) {
-                    let _ = fs::remove_file(old.path());
-                }
-            }
             let temp = path.with_extension("tmp");
             fs::write(&temp, code).unwrap();
-            fs::rename(&temp, &path).unwrap();
+            fs::rename(&temp, path).unwrap();
         }
-        path
+        // Older builds of this format, or builds for engines no longer used,
+        // are of no further use.
+        for old in fs::read_dir(&self.dir).unwrap().filter_map(|e| e.ok()) {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&format!("{package}-")) && !paths.iter().any(|p| p.ends_with(&name)) {
+                let _ = fs::remove_file(old.path());
+            }
+        }
+        paths
     }
 }
 
@@ -228,19 +244,21 @@ impl Precompiler {
     /// The version, summary and detect hints the format's `info` gives, so
     /// that listing the built-in formats needs no plugin run at all, and a
     /// reply that holds none of a format's hints needs no run of its `detect`.
+    /// `code` is the format compiled for the first engine (`Stop::Trap`).
     fn info(&self, code: &Path) -> (String, String, Vec<String>) {
         use wasmtime::component::{Component, Linker, Val};
         // SAFETY: `code` was just written by `precompile_component` of this engine.
-        let component = unsafe { Component::deserialize_file(&self.engine, code) }.expect("precompiled just now");
-        let mut linker = Linker::new(&self.engine);
+        let engine = &self.engines[0].0;
+        let component = unsafe { Component::deserialize_file(engine, code) }.expect("precompiled just now");
+        let mut linker = Linker::new(engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI links into a new linker");
         let state = InfoCall { wasi: wasmtime_wasi::WasiCtx::builder().build(), table: Default::default() };
-        let mut store = wasmtime::Store::new(&self.engine, state);
+        let mut store = wasmtime::Store::new(engine, state);
         store.set_epoch_deadline(u64::MAX);
         let instance = linker.instantiate(&mut store, &component).expect("a built-in format instantiates");
         let plugin = component
             .component_type()
-            .exports(&self.engine)
+            .exports(engine)
             .map(|(name, _)| name.to_string())
             .find(|name| name.starts_with("agent-apply:format/plugin@"))
             .expect("a built-in format exports the plugin interface");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 use crate::config::Config;
 use crate::registry::Registry;
-use crate::runtime::{ComponentCache, Runtime};
+use crate::runtime::{ComponentCache, ExitReporter, Runtime};
 use crate::transaction::GitRepo;
 
 pub struct Workspace {
@@ -24,6 +24,19 @@ impl Workspace {
     /// Open `start` (a directory in or outside a repository): load the
     /// config (user's, then the repository's) and the formats.
     pub fn open(start: &Path) -> Result<Self, Error> {
+        Self::open_with(start, None)
+    }
+
+    /// The same, for a run that ends when a plugin call runs past its time
+    /// limit, writing what `reporter` makes of the timeout error (see
+    /// [`Runtime::ending_at_timeout`]): the plugins run faster, without time
+    /// checks. Only for a one-shot process, such as the CLI's, that writes
+    /// nothing while plugins run; the pipeline ends their calls before it writes.
+    pub fn open_ending_at_timeout(start: &Path, reporter: Box<ExitReporter>) -> Result<Self, Error> {
+        Self::open_with(start, Some(reporter))
+    }
+
+    fn open_with(start: &Path, reporter: Option<Box<ExitReporter>>) -> Result<Self, Error> {
         if !start.is_dir() {
             return Err(Error::NotADirectory(start.to_path_buf()));
         }
@@ -32,7 +45,11 @@ impl Workspace {
         let repository = git2::Repository::discover(start).ok();
         let root = repository.as_ref().and_then(|r| r.workdir()).map_or_else(|| start.to_path_buf(), Path::to_path_buf);
         let config = Config::load(Some(&root))?;
-        let runtime = Runtime::new(ComponentCache::default_location(), config.limits())?;
+        let (cache, limits) = (ComponentCache::default_location(), config.limits());
+        let runtime = match reporter {
+            Some(reporter) => Runtime::ending_at_timeout(cache, limits, reporter),
+            None => Runtime::new(cache, limits),
+        }?;
         let registry = Registry::new(runtime, &config)?;
         Ok(Workspace { root, repository, config, registry })
     }

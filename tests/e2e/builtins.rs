@@ -48,7 +48,7 @@ fn listing_the_built_in_formats_runs_none_and_says_what_each_says_of_itself() {
         .map(|bytes| bytes[..bytes.len() - 8].to_vec())
         .collect();
     let mut embedded: Vec<Vec<u8>> =
-        agent_apply::registry::BUILTIN_FORMATS.iter().map(|f| f.precompiled.unwrap().to_vec()).collect();
+        agent_apply::registry::BUILTIN_FORMATS.iter().map(|f| f.precompiled.unwrap().trap.to_vec()).collect();
     kept.sort();
     embedded.sort();
     assert!(kept == embedded, "the cache holds something other than the built-ins' embedded code");

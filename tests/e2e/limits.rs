@@ -206,6 +206,59 @@ fn a_plugin_over_plugin_timeout_ms_is_stopped_and_nothing_is_written() {
     assert_eq!(repo.state(), before);
 }
 
+/// In the CLI a plugin's code carries no time checks: one past its time
+/// ends the process from its timer's signal handler. What that prints, on
+/// which stream, and the exit code are what the library reports for the
+/// same call stopped by a trap (text and JSON), and nothing is written.
+#[test]
+fn a_plugin_past_its_time_ends_the_run_with_the_report_of_a_trapped_call() {
+    use agent_apply::cli::CommandError;
+    use std::time::{Duration, Instant};
+
+    let limits = crate::common::tight_limits();
+    let trapped = crate::common::hostile(&crate::common::shared_cache(), limits)
+        .instantiate()
+        .unwrap()
+        .parse("loop", &[])
+        .unwrap_err();
+    for json in [false, true] {
+        let repo = hostile_repo(&format!("plugin-timeout-ms = {}", limits.timeout.as_millis()));
+        let before = repo.state();
+        let mut command = repo.apply();
+        if json {
+            command.arg("--json");
+        }
+        let started = Instant::now();
+        let out = command.args(["--format", "hostile", "-"]).write_stdin("loop").output().unwrap();
+        let took = started.elapsed();
+        let expected = CommandError::from(agent_apply::Error::Plugin(trapped.clone())).exit_report(json);
+        let (written, other) = if json { (&out.stdout, &out.stderr) } else { (&out.stderr, &out.stdout) };
+        let expected_text = anstream::adapter::strip_str(std::str::from_utf8(&expected.text).unwrap()).to_string();
+        assert_eq!(String::from_utf8_lossy(written), expected_text, "json: {json}");
+        assert!(other.is_empty(), "json: {json}: {}", String::from_utf8_lossy(other));
+        assert_eq!(out.status.code(), Some(i32::from(expected.code)));
+        assert!(took >= limits.timeout && took < Duration::from_secs(10), "{took:?}");
+        assert_eq!(repo.state(), before);
+    }
+}
+
+/// Auto-detection runs the formats' `detect` on threads of their own; one
+/// that runs past its time there ends the run as one in `parse` does.
+#[test]
+fn a_detect_past_its_time_on_a_side_thread_ends_the_run_and_nothing_is_written() {
+    let repo = hostile_repo("plugin-timeout-ms = 200");
+    let before = repo.state();
+    let out = repo.apply().arg("-").write_stdin("detect:loop").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: plugin 'hostile' ran past its time limit of 200 ms in `detect` and was stopped\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("raise `plugin-timeout-ms` under [limits]"), "{stderr}");
+    assert_eq!(repo.state(), before);
+}
+
 #[test]
 fn a_plugin_over_plugin_memory_mib_is_stopped_and_nothing_is_written() {
     let repo = hostile_repo("plugin-memory-mib = 64\nplugin-timeout-ms = 30000");

@@ -3,7 +3,10 @@
 //! each edit, and apply the accepted ones), print the report, and exit by
 //! its status.
 
-use super::{ApplyArgs, CommandError, Exit, GlobalArgs, interactive, open_workspace, output, read_reply};
+use super::{
+    ApplyArgs, CommandError, Exit, GlobalArgs, interactive, open_workspace, open_workspace_ending_at_timeout, output,
+    read_reply,
+};
 use crate::pipeline::{self, ApplyOptions};
 use crate::report::{ReportStatus, Timings, colorize_diff};
 
@@ -11,7 +14,12 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
     // Before the reply is read: a run that cannot ask refuses at once
     // rather than after a paste.
     let mut terminal = if args.interactive { Some(interactive::Terminal::open()?) } else { None };
-    let mut workspace = open_workspace(global)?;
+    // A run that asks about edits keeps plugin calls that trap: ending the
+    // process at a plugin's time limit could leave the terminal raw.
+    let mut workspace = match terminal {
+        Some(_) => open_workspace(global)?,
+        None => open_workspace_ending_at_timeout(global)?,
+    };
     let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
     let applied = match &mut terminal {
         Some(terminal) => interactive::review(terminal, &mut workspace, reply, &options(global, args))?,

@@ -6,7 +6,9 @@ use crate::Error;
 use crate::config::ConfigError;
 use crate::limits::{LimitError, raise_hint};
 use crate::registry::RegistryError;
-use crate::runtime::PluginError;
+#[cfg(doc)]
+use crate::runtime::Runtime;
+use crate::runtime::{ExitReport, PluginError};
 use crate::schema::{ErrorBody, ErrorReport};
 use crate::transaction::{SnapshotError, TxError};
 
@@ -87,30 +89,50 @@ impl CommandError {
     /// return the exit code.
     pub fn report(&self, json: bool) -> ExitCode {
         if json {
-            let body = ErrorBody {
-                message: self.message.clone(),
-                causes: self.causes.to_vec(),
-                hints: self.hints.clone(),
-                details: self.details.clone(),
-            };
-            let object = ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default());
-            super::output::json(&object);
+            super::output::json(&self.json_object());
         } else {
             // anstream drops the colour when stderr is not a terminal or NO_COLOR is set.
-            let (error, hint) = (crate::style::ERROR, crate::style::HINT);
-            let mut text = format!("{error}error:{error:#} {}\n", self.message);
-            for cause in &self.causes {
-                text += &format!("caused by: {cause}\n");
-            }
-            for line in &self.hints {
-                text += &format!("{hint}hint:{hint:#} {line}\n");
-            }
-            if let Some(details) = &self.details {
-                text += &format!("{}\n", details.trim_end());
-            }
-            let _ = std::io::Write::write_all(&mut anstream::stderr(), text.as_bytes());
+            let _ = std::io::Write::write_all(&mut anstream::stderr(), self.text().as_bytes());
         }
         self.exit.code()
+    }
+
+    /// What [`CommandError::report`] would print and exit with, as bytes
+    /// for the file descriptor it would write to: made ahead for a run that
+    /// may have to end from a signal handler, which can only write them
+    /// (a plugin past its time, see [`Runtime::ending_at_timeout`]).
+    pub fn exit_report(&self, json: bool) -> ExitReport {
+        let (fd, text) = match json {
+            true => (1, super::output::json_text(&self.json_object())),
+            false => (2, super::output::for_stderr(self.text())),
+        };
+        ExitReport { fd, text: text.into_bytes(), code: self.exit as u8 }
+    }
+
+    fn json_object(&self) -> ErrorReport {
+        let body = ErrorBody {
+            message: self.message.clone(),
+            causes: self.causes.to_vec(),
+            hints: self.hints.clone(),
+            details: self.details.clone(),
+        };
+        ErrorReport::new(self.exit as u8, body, self.reflection.clone().unwrap_or_default())
+    }
+
+    /// The error as text, styled (the stream drops the styles where unwanted).
+    fn text(&self) -> String {
+        let (error, hint) = (crate::style::ERROR, crate::style::HINT);
+        let mut text = format!("{error}error:{error:#} {}\n", self.message);
+        for cause in &self.causes {
+            text += &format!("caused by: {cause}\n");
+        }
+        for line in &self.hints {
+            text += &format!("{hint}hint:{hint:#} {line}\n");
+        }
+        if let Some(details) = &self.details {
+            text += &format!("{}\n", details.trim_end());
+        }
+        text
     }
 }
 
@@ -138,6 +160,7 @@ impl From<PluginError> for CommandError {
             PluginError::ContractVersion { .. } => {
                 "rebuild the plugin against the agent-apply-sdk that matches this git-agent-apply, or use a git-agent-apply that supports the plugin's contract"
             }
+            PluginError::NotCalled { .. } => "nothing was written; please report this to agent-apply",
             _ => "this is a bug in the plugin; run with --verbose to see its output",
         };
         let details = error.stderr().map(|s| format!("plugin output:\n{s}"));
@@ -300,5 +323,23 @@ mod cause_tests {
         let error = CommandError::from(TxError::io(std::path::Path::new("a.txt"), io));
         assert_eq!(error.message, "a.txt: permission denied");
         assert!(error.causes.is_empty(), "{:?}", error.causes);
+    }
+
+    /// A run that ends from a plugin's timer reports the timeout as if it
+    /// came through `Error::Plugin`; from auto-detection it comes through
+    /// the registry, and must read the same.
+    #[test]
+    fn a_timeout_reads_the_same_whichever_way_it_comes() {
+        let timeout = || PluginError::Timeout {
+            plugin: "hostile".into(),
+            call: "detect",
+            limit: std::time::Duration::from_millis(200),
+        };
+        for json in [false, true] {
+            let direct = CommandError::from(Error::Plugin(timeout())).exit_report(json);
+            let detected = CommandError::from(Error::Registry(RegistryError::Plugin(timeout()))).exit_report(json);
+            assert_eq!(detected, direct);
+            assert_eq!((direct.fd, direct.code), if json { (1, 2) } else { (2, 2) });
+        }
     }
 }

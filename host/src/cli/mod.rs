@@ -27,6 +27,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
 use crate::limits::InputLimits;
+use crate::runtime::PluginError;
 use crate::workspace::Workspace;
 pub use error::{CommandError, Exit};
 pub use schema::json_schema;
@@ -253,6 +254,19 @@ fn man() -> Result<Exit, CommandError> {
 /// The workspace a command works in: `--repo`, or the current directory.
 pub fn open_workspace(global: &GlobalArgs) -> Result<Workspace, CommandError> {
     Ok(Workspace::open(global.repo.as_deref().unwrap_or(Path::new(".")))?)
+}
+
+/// The same, for a command that writes nothing while plugins run and does
+/// nothing after a plugin's error but report it: a plugin past its time
+/// limit ends the process with that error, as [`CommandError::report`]
+/// prints it, and the plugins run without time checks in their code
+/// ([`Workspace::open_ending_at_timeout`]).
+pub fn open_workspace_ending_at_timeout(global: &GlobalArgs) -> Result<Workspace, CommandError> {
+    let json = global.json;
+    let reporter =
+        move |timeout: &PluginError| CommandError::from(crate::Error::Plugin(timeout.clone())).exit_report(json);
+    let start = global.repo.as_deref().unwrap_or(Path::new("."));
+    Ok(Workspace::open_ending_at_timeout(start, Box::new(reporter))?)
 }
 
 /// The reply text, from a file or stdin for `-` or no argument, read no

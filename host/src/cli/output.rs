@@ -8,8 +8,21 @@ use serde::Serialize;
 
 /// `value` as one pretty-printed JSON object on stdout.
 pub fn json(value: &impl Serialize) {
-    let text = serde_json::to_string_pretty(value).expect("reports serialize");
-    let _ = writeln!(std::io::stdout(), "{text}");
+    let _ = std::io::stdout().write_all(json_text(value).as_bytes());
+}
+
+/// `value` as [`json`] prints it.
+pub fn json_text(value: &impl Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("reports serialize") + "\n"
+}
+
+/// `text` as anstream would write it to stderr: without its ANSI styles
+/// where stderr shows none (not a terminal, or `NO_COLOR` set).
+pub fn for_stderr(text: String) -> String {
+    match anstream::AutoStream::choice(&std::io::stderr()) {
+        anstream::ColorChoice::Never => anstream::adapter::strip_str(&text).to_string(),
+        _ => text,
+    }
 }
 
 /// `text` on stdout as it is; ANSI colours are dropped where not wanted.

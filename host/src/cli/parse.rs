@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use agent_apply_sdk::types::Severity;
 use clap::Args;
 
-use super::{CommandError, Exit, GlobalArgs, open_workspace, read_reply};
+use super::{CommandError, Exit, GlobalArgs, open_workspace_ending_at_timeout, read_reply};
 use crate::report::{FormatChoice, ParseReport};
 use crate::{parts, snippet};
 
@@ -26,7 +26,8 @@ pub struct ParseArgs {
 }
 
 pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> {
-    let workspace = open_workspace(global)?;
+    // Writes nothing: a plugin past its time may end the process.
+    let workspace = open_workspace_ending_at_timeout(global)?;
     let reply = read_reply(args.reply.as_deref(), &workspace.config.input_limits())?;
     let chosen =
         workspace.registry.choose_reader(args.format.as_deref(), &workspace.config, args.model.as_deref(), &reply)?;

@@ -248,6 +248,9 @@ impl Prepared<'_> {
         // payloads of a large reply) is freed before the report and the write.
         let plugin_output: Vec<(String, String)> =
             self.parts.drain(..).map(|part| (part.name, part.instance.stderr())).collect();
+        // Where a plugin past its time ends the process, no call may run
+        // once writing can begin.
+        self.workspace.registry.runtime().end_calls();
         self.parsed.diagnostics.extend(notes);
         let any_failed = self.malformed
             || outcomes.iter().any(|o| o.status == EditStatus::Failed && !rejected.contains(&(o.edit as usize)));

@@ -17,6 +17,8 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
+use super::Stop;
+
 const CHECKSUM_BYTES: usize = 8;
 
 /// What `formats` shows of a plugin, kept beside its compiled form.
@@ -99,10 +101,11 @@ impl ComponentCache {
         }
     }
 
-    /// The compiled component for `wasm` (hex sha256 `digest`): from the
-    /// cache when a sound entry exists, otherwise compiled and stored.
-    pub fn component(&self, engine: &Engine, wasm: &[u8], digest: &str) -> Result<Component, String> {
-        self.component_with(engine, wasm, digest, || ())
+    /// The compiled component for `wasm` (hex sha256 `digest`) for
+    /// `engine`, which stops calls `stop`'s way: from the cache when a sound
+    /// entry exists, otherwise compiled and stored.
+    pub fn component(&self, engine: &Engine, stop: Stop, wasm: &[u8], digest: &str) -> Result<Component, String> {
+        self.component_with(engine, stop, wasm, digest, || ())
     }
 
     /// The same, calling `before_compile` when there is no sound entry; what
@@ -110,6 +113,7 @@ impl ComponentCache {
     pub fn component_with<T>(
         &self,
         engine: &Engine,
+        stop: Stop,
         wasm: &[u8],
         digest: &str,
         before_compile: impl FnOnce() -> T,
@@ -121,7 +125,7 @@ impl ComponentCache {
         let _during = before_compile();
         // The run's engine may only load code: compiled by an engine that
         // is configured as it is, save for the compiler.
-        let compiler = Engine::new(&super::engine::config()).map_err(|e| format!("cannot compile: {e:#}"))?;
+        let compiler = Engine::new(&super::engine::config(stop)).map_err(|e| format!("cannot compile: {e:#}"))?;
         let artifact = compiler.precompile_component(wasm).map_err(|e| format!("not a valid wasm component: {e:#}"))?;
         if let Some(path) = entry {
             // A cache that cannot be written only costs the next run a compile.

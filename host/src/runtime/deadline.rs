@@ -11,7 +11,12 @@
 //! [`Armed::Unsupported`] tells the runtime to start that thread instead.
 //! The timers signal `SIGRTMIN + 6`, whose handler is installed the first
 //! time a thread calls a plugin (the README tells library callers).
+//!
+//! An engine compiled without epoch checks ([`Stop::Exit`](super::Stop))
+//! has nothing to trap with: [`arm_exit`]'s timer ends the process instead,
+//! writing the run's timeout error, rendered before the call.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::{Store, StoreContextMut, UpdateDeadline};
@@ -28,7 +33,46 @@ pub fn watch<T: HasDeadline + 'static>(store: &mut Store<T>) {
 pub fn arm<T: HasDeadline>(store: &mut Store<T>, limit: Duration) -> Armed {
     store.data_mut().set_deadline(Instant::now().checked_add(limit));
     store.set_epoch_deadline(1);
-    imp::arm(store.engine(), limit)
+    imp::arm(store.engine(), limit, None)
+}
+
+/// Start a call on an engine without epoch checks with `limit` to run: a
+/// timer that writes `report` and ends the process once the limit has
+/// passed, unless the returned guard is dropped first.
+pub fn arm_exit(engine: &wasmtime::Engine, limit: Duration, report: Arc<ExitReport>) -> Armed {
+    imp::arm(engine, limit, Some(report))
+}
+
+/// How a run ends when a call runs past its time on an engine without
+/// epoch checks: the bytes of its error report, the file descriptor they go
+/// to (1 or 2) and the exit code. It is made before the call, since the
+/// timer's signal handler may do no more than write and exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitReport {
+    pub fd: i32,
+    pub text: Vec<u8>,
+    pub code: u8,
+}
+
+impl ExitReport {
+    /// Write the report whole and end the process at once: no destructor,
+    /// buffer flush or exit handler runs, since the thread may be anywhere
+    /// in a call. Async-signal-safe (`write` and `_exit` only).
+    #[cfg(target_os = "linux")]
+    fn deliver(&self) -> ! {
+        let mut rest = &self.text[..];
+        while !rest.is_empty() {
+            // SAFETY: a write of initialized bytes that outlive the call.
+            let written = unsafe { libc::write(self.fd, rest.as_ptr().cast(), rest.len()) };
+            match written {
+                n if n > 0 => rest = &rest[n as usize..],
+                n if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+                _ => break,
+            }
+        }
+        // SAFETY: ends the process; nothing of it runs afterwards.
+        unsafe { libc::_exit(i32::from(self.code)) }
+    }
 }
 
 /// The store's epoch callback: trap when the call's time is up, else wait
@@ -51,15 +95,20 @@ pub trait HasDeadline {
 /// thread's, so the guard stays on that thread (it is not `Send`).
 pub enum Armed {
     #[cfg(target_os = "linux")]
-    Timer(std::marker::PhantomData<*const ()>),
-    /// No timer: the runtime's epoch thread must count instead.
+    Timer {
+        /// The report the handler writes, kept until the timer is disarmed.
+        _report: Option<Arc<ExitReport>>,
+        _thread: std::marker::PhantomData<*const ()>,
+    },
+    /// No timer: the runtime's epoch thread must count instead (a call
+    /// that would end the process must not run).
     Unsupported,
 }
 
 impl Drop for Armed {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        if let Armed::Timer(_) = self {
+        if let Armed::Timer { .. } = self {
             imp::disarm();
         }
     }
@@ -68,14 +117,17 @@ impl Drop for Armed {
 #[cfg(target_os = "linux")]
 mod imp {
     use std::cell::Cell;
-    use std::sync::OnceLock;
+    use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
-    use super::Armed;
+    use super::{Armed, ExitReport};
 
     thread_local! {
         /// The engine of the call running on this thread, for the handler.
         static ENGINE: Cell<*const wasmtime::Engine> = const { Cell::new(std::ptr::null()) };
+        /// The report that ends the process when this thread's call runs
+        /// out of time (engines without epoch checks), for the handler.
+        static EXIT: Cell<*const ExitReport> = const { Cell::new(std::ptr::null()) };
         /// This thread's timer, made on its first call.
         static TIMER: ThreadTimer = ThreadTimer::new();
     }
@@ -86,6 +138,11 @@ mod imp {
     }
 
     extern "C" fn on_time_up(_: libc::c_int) {
+        // SAFETY: set only for the span of a call, from the report its
+        // guard holds until after it is cleared.
+        if let Some(report) = unsafe { EXIT.with(Cell::get).as_ref() } {
+            report.deliver();
+        }
         // Async-signal-safe: a thread-local read with no initializer to run,
         // and an atomic add (`increment_epoch` makes no syscall and takes no lock).
         let engine = ENGINE.with(Cell::get);
@@ -155,14 +212,15 @@ mod imp {
         }
     }
 
-    pub fn arm(engine: &wasmtime::Engine, limit: Duration) -> Armed {
+    pub fn arm(engine: &wasmtime::Engine, limit: Duration, report: Option<Arc<ExitReport>>) -> Armed {
         // A zero `it_value` would disarm: the shortest limit is a nanosecond.
         let limit = limit.max(Duration::from_nanos(1));
         ENGINE.with(|current| current.set(engine));
+        EXIT.with(|current| current.set(report.as_deref().map_or(std::ptr::null(), std::ptr::from_ref)));
         match TIMER.try_with(|timer| timer.set(limit)) {
-            Ok(true) => Armed::Timer(std::marker::PhantomData),
+            Ok(true) => Armed::Timer { _report: report, _thread: std::marker::PhantomData },
             _ => {
-                ENGINE.with(|current| current.set(std::ptr::null()));
+                clear();
                 Armed::Unsupported
             }
         }
@@ -170,15 +228,20 @@ mod imp {
 
     pub fn disarm() {
         let _ = TIMER.try_with(|timer| timer.set(Duration::ZERO));
+        clear();
+    }
+
+    fn clear() {
         ENGINE.with(|current| current.set(std::ptr::null()));
+        EXIT.with(|current| current.set(std::ptr::null()));
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::Armed;
+    use super::{Armed, ExitReport};
 
-    pub fn arm(_: &wasmtime::Engine, _: std::time::Duration) -> Armed {
+    pub fn arm(_: &wasmtime::Engine, _: std::time::Duration, _: Option<std::sync::Arc<ExitReport>>) -> Armed {
         Armed::Unsupported
     }
 }
@@ -232,7 +295,7 @@ mod tests {
     }
 
     fn engine() -> Engine {
-        Engine::new(&super::super::engine::config()).unwrap()
+        Engine::new(&super::super::engine::config(super::super::Stop::Trap)).unwrap()
     }
 
     #[test]

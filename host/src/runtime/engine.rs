@@ -2,10 +2,29 @@
 //! which precompiles the built-in formats: a precompiled component loads
 //! only into an engine configured exactly as the one that compiled it.
 
-/// The configuration every engine of this tool is made from.
-pub fn config() -> wasmtime::Config {
+/// How a plugin call that runs past its time limit is stopped. Each way is
+/// its own engine configuration, so its own machine code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stop {
+    /// The call traps and the process goes on: the code checks the
+    /// engine's epoch at every function entry and loop back edge. For
+    /// callers that outlive a failed call (the MCP server, library users).
+    Trap,
+    /// The process ends, reporting the timeout as the run's error: the code
+    /// has no checks (they were a fifth of a large reply's instructions,
+    /// #27). Only for one-shot runs that write nothing while a plugin runs.
+    Exit,
+}
+
+impl Stop {
+    /// Every way, in the order build.rs embeds their code.
+    pub const ALL: [Stop; 2] = [Stop::Trap, Stop::Exit];
+}
+
+/// The configuration of every engine of this tool that stops calls `stop`'s way.
+pub fn config(stop: Stop) -> wasmtime::Config {
     let mut config = wasmtime::Config::new();
-    config.wasm_component_model(true).epoch_interruption(true);
+    config.wasm_component_model(true).epoch_interruption(stop == Stop::Trap);
     // The runtime maps plugins' memories itself (`runtime::memory`), which
     // wasmtime's copy-on-write images cannot be laid over: data segments
     // are copied in instead (a format's are a few pages).

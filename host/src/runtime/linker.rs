@@ -112,12 +112,14 @@ mod tests {
     /// there: what Rust's standard library imports is all in [`BASIC`].
     #[test]
     fn the_built_in_formats_need_only_the_basic_interfaces() {
-        let engine = Engine::new(&super::super::engine::config()).unwrap();
+        let engine = Engine::new(&super::super::engine::config(super::super::Stop::Trap)).unwrap();
         let linkers = Linkers::default();
         for format in BUILTIN_FORMATS {
             // SAFETY: as in `precompiled::builtin_component`: the build
             // script's output for this engine configuration.
-            let component = unsafe { Component::deserialize(&engine, format.precompiled.unwrap()) }.unwrap();
+            let component =
+                unsafe { Component::deserialize(&engine, format.precompiled.unwrap().code(super::super::Stop::Trap)) }
+                    .unwrap();
             let linker = linkers.for_component(&engine, &component);
             assert!(
                 std::ptr::eq(linker, linkers.basic.get().unwrap()),

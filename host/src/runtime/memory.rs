@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn memory_traps_past_its_size_and_its_growth_is_faulted_in() {
-        let mut config = super::super::engine::config();
+        let mut config = super::super::engine::config(super::super::Stop::Trap);
         config.with_host_memory(creator());
         let engine = Engine::new(&config).unwrap();
         let module = Module::new(&engine, peek_and_grow()).unwrap();

@@ -3,6 +3,7 @@
 //! under a deadline and a memory cap.
 
 mod cache;
+mod clock;
 mod convert;
 #[cfg(test)]
 mod core_wasm;
@@ -15,7 +16,7 @@ mod native;
 mod precompiled;
 
 use std::borrow::Borrow;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_apply_sdk::types as sdk;
@@ -25,6 +26,9 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 pub use cache::{ComponentCache, InfoSummary};
+pub use clock::ExitReporter;
+pub use deadline::ExitReport;
+pub use engine::Stop;
 pub use native::NativePlugin;
 
 mod bindings {
@@ -39,10 +43,7 @@ mod bindings {
 }
 
 use bindings::{Format as FormatWorld, FormatPre};
-
-/// How often the deadline clock ticks, where a call's own timer cannot
-/// be had (see [`deadline`]).
-const EPOCH_TICK: Duration = Duration::from_millis(5);
+use clock::Clock;
 /// How much a plugin may write to stdout and stderr before the rest is dropped.
 const CAPTURE_BYTES: usize = 64 * 1024;
 
@@ -62,7 +63,7 @@ impl Default for Limits {
 }
 
 /// Why a plugin could not be loaded or a call failed. Each names the plugin.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PluginError {
     #[error("plugin '{plugin}' could not be loaded: {reason}")]
     Load { plugin: String, reason: String },
@@ -84,6 +85,8 @@ pub enum PluginError {
     Trap { plugin: String, call: &'static str, reason: String, stderr: String },
     #[error("plugin '{plugin}' was asked to instantiate again after a crash")]
     Poisoned { plugin: String },
+    #[error("plugin '{plugin}' was not called for `{call}`: {reason}")]
+    NotCalled { plugin: String, call: &'static str, reason: &'static str },
 }
 
 impl PluginError {
@@ -170,24 +173,58 @@ pub struct Runtime {
     linkers: Arc<linker::Linkers>,
     cache: ComponentCache,
     limits: Limits,
-    clock: EpochClock,
+    clock: Clock,
 }
 
 impl Runtime {
     /// A runtime with the given cache and limits. Each call's deadline is
-    /// kept by a timer of the calling thread (see [`deadline`]).
+    /// kept by a timer of the calling thread (see [`deadline`]), and a call
+    /// past it traps: the process goes on.
     pub fn new(cache: ComponentCache, limits: Limits) -> Result<Self, PluginError> {
+        Self::with_clock(cache, limits, Clock::new(None))
+    }
+
+    /// A runtime for a run that ends when a plugin call runs past its time
+    /// limit, writing what `reporter` makes of the timeout error. Its engine
+    /// has no epoch checks in the plugins' code (a fifth of a large reply's
+    /// instructions). Only for a process that writes nothing while a plugin
+    /// runs, and that calls [`Runtime::end_calls`] before it writes. Where a
+    /// thread's timer cannot be had (not Linux) calls trap, as with [`Runtime::new`].
+    pub fn ending_at_timeout(
+        cache: ComponentCache,
+        limits: Limits,
+        reporter: Box<ExitReporter>,
+    ) -> Result<Self, PluginError> {
+        match cfg!(target_os = "linux") {
+            true => Self::with_clock(cache, limits, Clock::new(Some(reporter))),
+            false => Self::new(cache, limits),
+        }
+    }
+
+    fn with_clock(cache: ComponentCache, limits: Limits, clock: Clock) -> Result<Self, PluginError> {
         // Runs load machine code (precompiled, or from the cache): building
         // cranelift for every run cost a short one 3% of its time and 1.6 MiB.
         // A plugin that must be compiled gets a compiling engine of its own
         // (see `ComponentCache::component_with`).
-        let mut config = engine::config();
+        let mut config = engine::config(clock.stop());
         config.enable_compiler(false);
         #[cfg(target_os = "linux")]
         config.with_host_memory(memory::creator());
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock: EpochClock::default() })
+        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock })
+    }
+
+    /// How this runtime's engine stops a call past its time limit.
+    pub fn stop(&self) -> Stop {
+        self.clock.stop()
+    }
+
+    /// Refuse every plugin call from now on, where a call that runs out of
+    /// time would end the process ([`Runtime::ending_at_timeout`]): the run
+    /// is about to write. Elsewhere this does nothing.
+    pub fn end_calls(&self) {
+        self.clock.end_calls();
     }
 
     /// The limits calls run under.
@@ -210,7 +247,7 @@ impl Runtime {
     pub fn load(&self, name: &str, wasm: &[u8], digest: &str) -> Result<LoadedPlugin, PluginError> {
         let component = self
             .cache
-            .component(&self.engine, wasm, digest)
+            .component(&self.engine, self.stop(), wasm, digest)
             .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }
@@ -224,8 +261,9 @@ impl Runtime {
         digest: &str,
         precompiled: Option<&[u8]>,
     ) -> Result<LoadedPlugin, PluginError> {
-        let component = precompiled::builtin_component(&self.engine, &self.cache, name, wasm, digest, precompiled)
-            .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
+        let component =
+            precompiled::builtin_component(&self.engine, self.stop(), &self.cache, name, wasm, digest, precompiled)
+                .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }
 
@@ -251,45 +289,6 @@ impl Runtime {
         let pre = linker.instantiate_pre(&component).map_err(refuse)?;
         let pre = FormatPre::new(pre).map_err(refuse)?;
         Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
-    }
-}
-
-/// What counts an engine's epoch where a call's own timer cannot be had
-/// (see [`deadline`]): a thread ticking every [`EPOCH_TICK`], started on
-/// first need. It watches `running` and stops once every clone is gone.
-#[derive(Clone, Default)]
-struct EpochClock {
-    running: Arc<Mutex<bool>>,
-}
-
-impl EpochClock {
-    /// Start `store`'s next call with `timeout` to run: its deadline, and
-    /// what will count the epoch when that passes (disarmed on drop).
-    fn arm(&self, store: &mut Store<PluginState>, timeout: Duration) -> deadline::Armed {
-        let armed = deadline::arm(store, timeout);
-        if let deadline::Armed::Unsupported = armed {
-            self.start(store.engine());
-        }
-        armed
-    }
-
-    fn start(&self, engine: &Engine) {
-        let mut running = self.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if *running {
-            return;
-        }
-        let watch = Arc::downgrade(&self.running);
-        let engine = engine.clone();
-        std::thread::Builder::new()
-            .name("agent-apply-epoch".into())
-            .spawn(move || {
-                while watch.strong_count() > 0 {
-                    std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
-                }
-            })
-            .expect("cannot start the plugin deadline clock");
-        *running = true;
     }
 }
 
@@ -333,8 +332,8 @@ impl LoadedPlugin {
         };
         let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|state| &mut state.memory);
-        deadline::watch(&mut store);
-        let armed = self.runtime.clock.arm(&mut store, limits.timeout);
+        self.runtime.clock.watch(&mut store);
+        let armed = self.runtime.clock.arm(&mut store, &self.name, "instantiate", limits.timeout)?;
         let instantiated = self.pre.instantiate(&mut store);
         drop(armed);
         let bindings =
@@ -399,7 +398,7 @@ pub struct WasmInstance {
     stderr: MemoryOutputPipe,
     timeout: Duration,
     poisoned: bool,
-    clock: EpochClock,
+    clock: Clock,
 }
 
 macro_rules! guarded_call {
@@ -408,7 +407,7 @@ macro_rules! guarded_call {
             return Err(PluginError::Poisoned { plugin: $self.name.clone() });
         }
         let timeout = $self.timeout;
-        let armed = $self.clock.arm(&mut $self.store, timeout);
+        let armed = $self.clock.arm(&mut $self.store, &$self.name, $call, timeout)?;
         let $guest = $self.bindings.agent_apply_format_plugin();
         let $store = &mut $self.store;
         let result = $body;

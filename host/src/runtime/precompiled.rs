@@ -10,13 +10,15 @@
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::ComponentCache;
+use super::{ComponentCache, Stop};
 use crate::progress;
 
 /// The component of built-in format `name`: its embedded machine code if
-/// it fits `engine`, otherwise compiled (or fetched from `cache`).
+/// it fits `engine` (which stops calls `stop`'s way), otherwise compiled
+/// (or fetched from `cache`).
 pub fn builtin_component(
     engine: &Engine,
+    stop: Stop,
     cache: &ComponentCache,
     name: &str,
     wasm: &[u8],
@@ -40,7 +42,7 @@ pub fn builtin_component(
         },
         None => "this binary was built without them (cross-compiled)".to_string(),
     };
-    cache.component_with(engine, wasm, digest, || {
+    cache.component_with(engine, stop, wasm, digest, || {
         eprintln!(
             "agent-apply: compiling the built-in format `{name}` for this machine (once; kept in the cache): \
              its precompiled code does not fit: {}",
@@ -60,17 +62,30 @@ mod tests {
     use crate::registry::BUILTIN_FORMATS;
 
     fn engine() -> Engine {
-        Engine::new(&super::super::engine::config()).unwrap()
+        engine_for(Stop::Trap)
+    }
+
+    fn engine_for(stop: Stop) -> Engine {
+        Engine::new(&super::super::engine::config(stop)).unwrap()
     }
 
     #[test]
-    fn the_embedded_code_fits_the_runtime_engine() {
-        let engine = engine();
-        for format in BUILTIN_FORMATS {
-            let code = format.precompiled.expect("built natively, so precompiled");
-            // SAFETY: as in `builtin_component`.
-            let loaded = unsafe { Component::deserialize(&engine, code) };
-            assert!(loaded.is_ok(), "{}: {:#}", format.name, loaded.err().unwrap());
+    fn the_embedded_code_fits_the_runtime_engine_of_each_way_to_stop_and_no_other() {
+        for stop in Stop::ALL {
+            let engine = engine_for(stop);
+            for format in BUILTIN_FORMATS {
+                let precompiled = format.precompiled.expect("built natively, so precompiled");
+                for (other, code) in Stop::ALL.map(|s| (s, precompiled.code(s))) {
+                    // SAFETY: as in `builtin_component`.
+                    let loaded = unsafe { Component::deserialize(&engine, code) };
+                    match other == stop {
+                        true => assert!(loaded.is_ok(), "{}: {:#}", format.name, loaded.err().unwrap()),
+                        // Code compiled without epoch checks must never run
+                        // where a call is meant to trap (nor the reverse).
+                        false => assert!(loaded.is_err(), "{}'s {other:?} code loaded for {stop:?}", format.name),
+                    }
+                }
+            }
         }
     }
 
@@ -81,7 +96,7 @@ mod tests {
         let cache = ComponentCache::at(dir.path());
         let whole = whole();
         let foreign = Some(&b"machine code for another CPU"[..]);
-        builtin_component(&engine, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
+        builtin_component(&engine, Stop::Trap, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
         let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
     }
@@ -118,7 +133,7 @@ mod tests {
         fn new() -> Self {
             let (engine, dir) = (engine(), tempfile::tempdir().unwrap());
             let cache = ComponentCache::at(dir.path());
-            let code = whole().precompiled.unwrap();
+            let code = whole().precompiled.unwrap().code(Stop::Trap);
             let loaded = LoadedOnce { engine, dir, cache, code };
             loaded.load();
             loaded
@@ -126,8 +141,16 @@ mod tests {
 
         fn load(&self) {
             let whole = whole();
-            builtin_component(&self.engine, &self.cache, whole.name, whole.wasm, whole.sha256, Some(self.code))
-                .unwrap();
+            builtin_component(
+                &self.engine,
+                Stop::Trap,
+                &self.cache,
+                whole.name,
+                whole.wasm,
+                whole.sha256,
+                Some(self.code),
+            )
+            .unwrap();
         }
 
         fn cached(&self) -> bool {

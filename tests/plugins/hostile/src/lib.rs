@@ -5,7 +5,8 @@
 //! worked), `huge` (100,000 edits), `huge-text` (a 32 MiB diagnostic),
 //! `bad-utf8` (a diagnostic that is not UTF-8) or `poison-info` (every later
 //! `info` call panics); `chatter` only writes a line to stderr. The other
-//! exports panic on request too: `detect` on the reply `detect:panic`,
+//! exports panic on request too: `detect` on the reply `detect:panic` (and
+//! loops on `detect:loop`),
 //! `apply` and `render` with the option `misdeed = panic`, `lint` on a file
 //! holding `panic`; `render` with `misdeed = chatter` writes to stderr.
 
@@ -20,6 +21,14 @@ static INFO_PANICS: AtomicBool = AtomicBool::new(false);
 fn panic_if(request: Option<&str>, export: &str) {
     if request.is_some_and(|r| r.trim() == "panic") {
         panic!("hostile plugin panics in {export} on purpose");
+    }
+}
+
+/// Loop for ever, without a call or a memory access the compiler can see.
+fn spin() -> ! {
+    let mut n: u64 = 0;
+    loop {
+        n = std::hint::black_box(n.wrapping_add(1));
     }
 }
 
@@ -48,6 +57,9 @@ impl Format for Hostile {
 
     fn detect(&self, reply: &str) -> f32 {
         panic_if(reply.strip_prefix("detect:"), "detect");
+        if reply.trim() == "detect:loop" {
+            spin();
+        }
         0.0
     }
 
@@ -67,12 +79,7 @@ impl Format for Hostile {
             return parsed;
         }
         match reply.trim() {
-            "loop" => {
-                let mut n: u64 = 0;
-                loop {
-                    n = std::hint::black_box(n.wrapping_add(1));
-                }
-            }
+            "loop" => spin(),
             "alloc" => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
                 loop {
