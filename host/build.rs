@@ -1,7 +1,8 @@
 //! Builds the built-in format plugins as wasm components in their own target
-//! directory, precompiles them for this machine with the runtime's engine
-//! configuration, and embeds both in the binary: a first run loads machine
-//! code instead of compiling. Names and aliases come from each format's
+//! directory, precompiles them for this machine with each of the runtime's
+//! engine configurations (one per way of stopping a call), and embeds the
+//! wasm and the code in the binary: a first run loads machine code instead
+//! of compiling. Names and aliases come from each format's
 //! `[package.metadata.agent-apply]`, so resolving a name needs no plugin load.
 //! The test and example plugins are built by tests/artifacts, for tests only.
 

@@ -44,6 +44,7 @@ mod bindings {
 
 use bindings::{Format as FormatWorld, FormatPre};
 use clock::Clock;
+
 /// How much a plugin may write to stdout and stderr before the rest is dropped.
 const CAPTURE_BYTES: usize = 64 * 1024;
 
