@@ -191,19 +191,24 @@ fn hostile_repo(limits: &str) -> TestRepo {
     repo_with_limits(&format!("{limits}\n{config}"), &[("a.txt", b"a\n")])
 }
 
+/// A plugin past `plugin-timeout-ms` is stopped, in `parse` and in
+/// `detect` (auto-detection asks the formats side by side, on threads of
+/// their own where there are cores: the reply holds `whole`'s hints too).
 #[test]
 fn a_plugin_over_plugin_timeout_ms_is_stopped_and_nothing_is_written() {
     let repo = hostile_repo("plugin-timeout-ms = 200");
     let before = repo.state();
-    let out = repo.apply().args(["--format", "hostile", "-"]).write_stdin("loop").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.starts_with("error: plugin 'hostile' ran past its time limit of 200 ms in `parse` and was stopped\n"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("raise `plugin-timeout-ms` under [limits]"), "{stderr}");
-    assert_eq!(repo.state(), before);
+    for (args, reply, call) in
+        [(&["--format", "hostile"][..], "loop", "parse"), (&[], "detect:loop\n```\nx\n```\n", "detect")]
+    {
+        let out = repo.apply().args(args).arg("-").write_stdin(reply).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let error = format!("error: plugin 'hostile' ran past its time limit of 200 ms in `{call}` and was stopped\n");
+        assert!(stderr.starts_with(&error), "{stderr}");
+        assert!(stderr.contains("raise `plugin-timeout-ms` under [limits]"), "{stderr}");
+        assert_eq!(repo.state(), before);
+    }
 }
 
 /// In the CLI a plugin's code carries no time checks: one past its time
@@ -240,23 +245,6 @@ fn a_plugin_past_its_time_ends_the_run_with_the_report_of_a_trapped_call() {
         assert!(took >= limits.timeout && took < Duration::from_secs(10), "{took:?}");
         assert_eq!(repo.state(), before);
     }
-}
-
-/// Auto-detection runs the formats' `detect` on threads of their own; one
-/// that runs past its time there ends the run as one in `parse` does.
-#[test]
-fn a_detect_past_its_time_on_a_side_thread_ends_the_run_and_nothing_is_written() {
-    let repo = hostile_repo("plugin-timeout-ms = 200");
-    let before = repo.state();
-    let out = repo.apply().arg("-").write_stdin("detect:loop").output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.starts_with("error: plugin 'hostile' ran past its time limit of 200 ms in `detect` and was stopped\n"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("raise `plugin-timeout-ms` under [limits]"), "{stderr}");
-    assert_eq!(repo.state(), before);
 }
 
 #[test]

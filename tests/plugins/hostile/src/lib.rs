@@ -6,7 +6,7 @@
 //! `bad-utf8` (a diagnostic that is not UTF-8) or `poison-info` (every later
 //! `info` call panics); `chatter` only writes a line to stderr. The other
 //! exports panic on request too: `detect` on the reply `detect:panic` (and
-//! loops on `detect:loop`),
+//! loops on a reply that starts `detect:loop`),
 //! `apply` and `render` with the option `misdeed = panic`, `lint` on a file
 //! holding `panic`; `render` with `misdeed = chatter` writes to stderr.
 
@@ -57,7 +57,7 @@ impl Format for Hostile {
 
     fn detect(&self, reply: &str) -> f32 {
         panic_if(reply.strip_prefix("detect:"), "detect");
-        if reply.trim() == "detect:loop" {
+        if reply.starts_with("detect:loop") {
             spin();
         }
         0.0
