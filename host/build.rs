@@ -172,7 +172,7 @@ fn format_name(c: &wasm::WasmCrate) -> (String, Vec<String>) {
 /// engine so an unchanged format is not compiled again.
 struct Precompiler {
     /// An engine and its key for each way, in `Stop::ALL`'s order.
-    engines: Vec<(wasmtime::Engine, u64)>,
+    engines: [(wasmtime::Engine, u64); 2],
     dir: PathBuf,
 }
 
@@ -184,26 +184,23 @@ impl Precompiler {
             println!("cargo:warning=cross-compiling: the built-in formats are compiled on first use, not now");
             return None;
         }
-        let engines = engine::Stop::ALL
-            .iter()
-            .map(|&stop| {
-                let engine =
-                    wasmtime::Engine::new(&engine::config(stop)).expect("the runtime's engine configuration is valid");
-                let mut hasher = DefaultHasher::new();
-                engine.precompile_compatibility_hash().hash(&mut hasher);
-                (engine, hasher.finish())
-            })
-            .collect();
+        let engines = engine::Stop::ALL.map(|stop| {
+            let engine =
+                wasmtime::Engine::new(&engine::config(stop)).expect("the runtime's engine configuration is valid");
+            let mut hasher = DefaultHasher::new();
+            engine.precompile_compatibility_hash().hash(&mut hasher);
+            (engine, hasher.finish())
+        });
         Some(Precompiler { engines, dir: out_dir.join("precompiled") })
     }
 
     /// The paths of `wasm` compiled to machine code, one for each way of
     /// stopping a call.
     fn precompile(&self, package: &str, wasm: &[u8], digest: &str) -> [PathBuf; 2] {
-        let paths = [0, 1].map(|i| {
-            let key = self.engines[i].1;
-            self.dir.join(format!("{package}-{}-{key:016x}.cwasm", &digest[..16]))
-        });
+        let paths = self
+            .engines
+            .each_ref()
+            .map(|(_, key)| self.dir.join(format!("{package}-{}-{key:016x}.cwasm", &digest[..16])));
         fs::create_dir_all(&self.dir).unwrap();
         for ((engine, _), path) in self.engines.iter().zip(&paths) {
             if path.is_file() {

@@ -253,7 +253,7 @@ fn man() -> Result<Exit, CommandError> {
 
 /// The workspace a command works in: `--repo`, or the current directory.
 pub fn open_workspace(global: &GlobalArgs) -> Result<Workspace, CommandError> {
-    Ok(Workspace::open(global.repo.as_deref().unwrap_or(Path::new(".")))?)
+    Ok(Workspace::open(start_dir(global))?)
 }
 
 /// The same, for a command that writes nothing while plugins run and does
@@ -265,8 +265,12 @@ pub fn open_workspace_ending_at_timeout(global: &GlobalArgs) -> Result<Workspace
     let json = global.json;
     let reporter =
         move |timeout: &PluginError| CommandError::from(crate::Error::Plugin(timeout.clone())).exit_report(json);
-    let start = global.repo.as_deref().unwrap_or(Path::new("."));
-    Ok(Workspace::open_ending_at_timeout(start, Box::new(reporter))?)
+    Ok(Workspace::open_ending_at_timeout(start_dir(global), Box::new(reporter))?)
+}
+
+/// `--repo`, or the current directory.
+fn start_dir(global: &GlobalArgs) -> &Path {
+    global.repo.as_deref().unwrap_or(Path::new("."))
 }
 
 /// The reply text, from a file or stdin for `-` or no argument, read no
