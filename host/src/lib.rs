@@ -52,6 +52,7 @@ pub mod config;
 mod error;
 pub mod limits;
 pub mod mcp;
+mod parallel;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;

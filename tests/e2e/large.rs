@@ -115,3 +115,68 @@ fn a_reply_of_megabytes_is_detected_by_a_block_at_either_end() {
     let want = before[0].replace("a line 5\n", "a line five\n").replace("a line 6\n", "a line six\n");
     assert_eq!(file(&repo, "a.txt"), want);
 }
+
+/// A udiff reply that changes a.txt and b.txt, deletes c.txt and makes
+/// new/n.txt: megabytes of files, so compared, kept and written side by side.
+fn spread_reply(before: &[String; 3]) -> String {
+    let deleted: String = before[2].lines().map(|l| format!("-{l}\n")).collect();
+    let lines = before[2].lines().count();
+    format!(
+        "```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -11,1 +11,1 @@\n-a line 10\n+a line ten\n\
+         --- a/b.txt\n+++ b/b.txt\n@@ -120000,1 +120000,2 @@\n-b line 119999\n+b line last\n+b and one more\n\
+         --- a/c.txt\n+++ /dev/null\n@@ -1,{lines} +0,0 @@\n{deleted}\
+         --- /dev/null\n+++ b/new/n.txt\n@@ -0,0 +1,1 @@\n+new\n```\n"
+    )
+}
+
+fn spread_after(before: &[String; 3]) -> [(&'static str, String); 3] {
+    [
+        ("a.txt", before[0].replace("a line 10\n", "a line ten\n")),
+        ("b.txt", before[1].replace("b line 119999\n", "b line last\nb and one more\n")),
+        ("new/n.txt", "new\n".to_string()),
+    ]
+}
+
+#[test]
+fn files_of_megabytes_written_side_by_side_end_as_one_by_one_would() {
+    for args in [&["--no-commit"][..], &[]] {
+        let (repo, before) = repo();
+        let (code, report) = run(&repo, &[&["--format", "udiff"], args].concat(), &spread_reply(&before));
+        assert_eq!(code, 0, "{args:?}: {report}");
+        for (path, content) in spread_after(&before) {
+            assert_eq!(file(&repo, path), content, "{args:?}: {path}");
+            if args.is_empty() {
+                assert_eq!(repo.committed(path).as_deref(), Some(content.as_str()), "{path} in HEAD");
+            }
+        }
+        assert_eq!(repo.read("c.txt"), None, "{args:?}");
+        let status = repo.status();
+        if args.is_empty() {
+            assert_eq!(status, "", "index and working tree match the new HEAD");
+        } else {
+            let mut lines: Vec<&str> = status.lines().collect();
+            lines.sort();
+            assert_eq!(lines, [" D c.txt", " M a.txt", " M b.txt", "?? new/n.txt"], "{status}");
+        }
+        assert!(!repo.path().join(".git/agent-apply/journal.json").exists(), "{args:?}: journal cleared");
+    }
+}
+
+#[test]
+fn files_of_megabytes_killed_between_two_writes_are_finished_by_recover() {
+    for args in [&["--no-commit"][..], &[]] {
+        let (repo, before) = repo();
+        let mut cmd = repo.apply();
+        cmd.args(["--format", "udiff", "-"]).args(args).env("AGENT_APPLY_FAULT", "mid-worktree");
+        let out = cmd.write_stdin(spread_reply(&before)).output().unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("injected fault"), "{args:?}");
+        repo.apply().arg("recover").assert().success();
+        for (path, content) in spread_after(&before) {
+            assert_eq!(file(&repo, path), content, "{args:?}: {path}");
+        }
+        assert_eq!(repo.read("c.txt"), None, "{args:?}");
+        if args.is_empty() {
+            assert_eq!(repo.status(), "", "index and working tree match the new HEAD");
+        }
+    }
+}

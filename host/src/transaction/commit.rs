@@ -5,6 +5,7 @@
 //! writes.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use agent_apply_sdk::types::{Change, File};
 use git2::{FileMode, Oid, Signature};
@@ -176,21 +177,21 @@ impl GitRepo {
         // From here on the user's files change: one applier at a time, journalled.
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
-        let entries: Vec<Entry> = flat
-            .keys()
-            .map(|path| {
-                let snapshot = snapshot_of(path);
-                self.check_snapshot(path, snapshot)?;
-                let after = blobs[path];
-                Ok(Entry {
-                    path: path.clone(),
-                    before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
-                    after: flat[path].map(|c| journal::digest(c.as_bytes())),
-                    source: after.map(|(b, _)| journal::Source::Blob(b.to_string())),
-                    executable: after.is_some_and(|(_, x)| x),
-                })
+        let paths: Vec<&String> = flat.keys().collect();
+        let size = |path: &&String| snapshot_of(path).map_or(0, |f| f.content.len()) + flat[*path].map_or(0, str::len);
+        let root = self.root.as_path();
+        let entries = crate::parallel::try_map(&paths, size, |&path| {
+            let snapshot = snapshot_of(path);
+            check_snapshot(root, path, snapshot)?;
+            let after = blobs[path];
+            Ok(Entry {
+                path: path.clone(),
+                before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
+                after: flat[path].map(|c| journal::digest(c.as_bytes())),
+                source: after.map(|(b, _)| journal::Source::Blob(b.to_string())),
+                executable: after.is_some_and(|(_, x)| x),
             })
-            .collect::<Result<_, TxError>>()?;
+        })?;
         let journal = Journal::new(Some(head.reference.clone()), head.commit, Some(commit), true, entries);
         journal.write(&self.state_dir)?;
         fault::point(fault::Stage::AfterJournal);
@@ -384,16 +385,6 @@ impl GitRepo {
         })
     }
 
-    /// Check that the working tree still holds `path` exactly as the run
-    /// read it (`None`: it did not exist). Bytes are compared, not hashes:
-    /// the snapshot is in memory.
-    fn check_snapshot(&self, path: &str, snapshot: Option<&File>) -> Result<(), TxError> {
-        if !worktree::holds(&self.root, path, snapshot.map(|f| f.content.as_bytes()))? {
-            return Err(TxError::FileChanged { path: path.to_string() });
-        }
-        Ok(())
-    }
-
     /// `--no-commit`: write `changes` to the working tree only, all or
     /// nothing. One file is replaced atomically by itself; several go under
     /// the journal, their new contents kept in the state directory (no
@@ -405,48 +396,30 @@ impl GitRepo {
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
         let snapshot_of = |path: &str| snapshots.iter().find(|f| f.path == path);
-        let mut entries = Vec::new();
-        for (index, (path, content)) in flat.iter().enumerate() {
+        let files: Vec<(usize, &String, Option<&str>)> =
+            flat.iter().enumerate().map(|(index, (path, content))| (index, path, *content)).collect();
+        if let [(_, path, content)] = files[..] {
+            check_snapshot(&self.root, path, snapshot_of(path))?;
+            return self.write_one_file(path, content, self.executable_now(head.commit, path));
+        }
+        // Git is asked here; each file is compared, kept and hashed on the pool.
+        let executable: Vec<bool> = files.iter().map(|(_, path, _)| self.executable_now(head.commit, path)).collect();
+        let (root, state_dir) = (self.root.as_path(), self.state_dir.as_path());
+        let size = |(_, path, content): &(usize, &String, Option<&str>)| {
+            snapshot_of(path).map_or(0, |f| f.content.len()) + content.map_or(0, str::len)
+        };
+        let entries = crate::parallel::try_map(&files, size, |&(index, path, content)| {
             let snapshot = snapshot_of(path);
-            self.check_snapshot(path, snapshot)?;
-            let executable = self.executable_now(head.commit, path);
-            if flat.len() == 1 {
-                // A single rename is already all or nothing; the temp file it
-                // renames is recorded so that recovery removes it if killed.
-                let full = self.root.join(path);
-                let temp = worktree::temp_path(&full, &worktree::new_nonce());
-                return match content {
-                    Some(content) => {
-                        gitlock::recorded(&self.state_dir, fault::Stage::MidWrite, std::slice::from_ref(&temp), || {
-                            worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
-                        })
-                    }
-                    None => worktree::update(
-                        self,
-                        &[worktree::PathUpdate {
-                            path: path.clone(),
-                            content: None,
-                            deleted: true,
-                            executable,
-                            write: true,
-                            blob: None,
-                            kept: None,
-                        }],
-                        false,
-                        "",
-                    ),
-                };
-            }
-            let source = content.map(|c| journal::keep_pending(&self.state_dir, index, c.as_bytes())).transpose()?;
-            entries.push(Entry {
+            check_snapshot(root, path, snapshot)?;
+            Ok(Entry {
                 path: path.clone(),
                 // Only a journalled write needs the digest; a single file is not journalled.
                 before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
                 after: content.map(|c| journal::digest(c.as_bytes())),
-                source,
-                executable,
-            });
-        }
+                source: content.map(|c| journal::keep_pending(state_dir, index, c.as_bytes())).transpose()?,
+                executable: executable[index],
+            })
+        })?;
         let journal = Journal::new(None, None, None, false, entries);
         journal.write(&self.state_dir)?;
         fault::point(fault::Stage::AfterJournal);
@@ -454,4 +427,43 @@ impl GitRepo {
         fault::point(fault::Stage::AfterWorktree);
         Ok(())
     }
+
+    /// `--no-commit` of one file: a single rename is already all or
+    /// nothing; the temp file it renames is recorded so that recovery
+    /// removes it if killed.
+    fn write_one_file(&self, path: &str, content: Option<&str>, executable: bool) -> Result<(), TxError> {
+        let full = self.root.join(path);
+        let temp = worktree::temp_path(&full, &worktree::new_nonce());
+        match content {
+            Some(content) => {
+                gitlock::recorded(&self.state_dir, fault::Stage::MidWrite, std::slice::from_ref(&temp), || {
+                    worktree::write_atomically(&full, &temp, content.as_bytes(), executable)
+                })
+            }
+            None => worktree::update(
+                self,
+                &[worktree::PathUpdate {
+                    path: path.to_string(),
+                    content: None,
+                    deleted: true,
+                    executable,
+                    write: true,
+                    blob: None,
+                    kept: None,
+                }],
+                false,
+                "",
+            ),
+        }
+    }
+}
+
+/// Check that the working tree still holds `path` exactly as the run read
+/// it (`None`: it did not exist). Bytes are compared, not hashes: the
+/// snapshot is in memory.
+fn check_snapshot(root: &Path, path: &str, snapshot: Option<&File>) -> Result<(), TxError> {
+    if !worktree::holds(root, path, snapshot.map(|f| f.content.as_bytes()))? {
+        return Err(TxError::FileChanged { path: path.to_string() });
+    }
+    Ok(())
 }

@@ -209,15 +209,19 @@ impl Journal {
             recovery.discarded = true;
         } else {
             let mut writes = Vec::new();
-            for entry in &self.entries {
-                // A path the policy refuses (a journal from an older build
-                // could name one) can never be written: leave it, say so,
-                // and finish the rest, rather than fail every later run.
-                if super::check_path(root, &entry.path).is_err() {
+            // A path the policy refuses (a journal from an older build could
+            // name one) can never be written: leave it, say so, and finish
+            // the rest, rather than fail every later run.
+            let size = |entry: &Entry| fresh.and_then(|f| f.get(&entry.path)).map_or(0, |c| c.map_or(0, str::len));
+            let digests = crate::parallel::map(&self.entries, size, |entry| {
+                super::check_path(root, &entry.path).ok().map(|_| current_digest(root, &entry.path))
+            });
+            for (entry, digest) in self.entries.iter().zip(digests) {
+                let Some(current) = digest else {
                     recovery.left.push(entry.path.clone());
                     continue;
-                }
-                let current = current_digest(root, &entry.path)?;
+                };
+                let current = current?;
                 let write = if current == entry.after {
                     false
                 } else if current == entry.before {

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use git2::{Oid, Repository};
 
@@ -144,32 +145,42 @@ pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) ->
     for update in updates.iter().filter(|u| u.write) {
         check_path(root, &update.path).map_err(|e| TxError::Refused(e.to_string()))?;
     }
-    for (n, update) in updates.iter().enumerate() {
-        if n == 1 {
+    // Deletions first, in order: one may empty a directory that a write
+    // then makes again, or free the name a write takes (`x` for `x/y`).
+    // The writes are independent of each other, so they share the cores.
+    let (deletions, writes): (Vec<&PathUpdate>, Vec<&PathUpdate>) =
+        updates.iter().filter(|u| u.write).partition(|u| u.content.is_none());
+    let started = AtomicUsize::new(0);
+    // A kill between the first file and the second, for the crash tests.
+    let starting = || {
+        if started.fetch_add(1, Ordering::Relaxed) == 1 {
             fault::point(fault::Stage::MidWorktree);
         }
-        if !update.write {
-            continue;
-        }
+    };
+    for update in deletions {
+        starting();
+        assert!(update.deleted, "a file to write comes with its content");
         let full = root.join(&update.path);
-        match &update.content {
-            Some(content) => {
-                let temp = temp_path(&full, nonce);
-                let linked = match &update.kept {
-                    Some(kept) => link_atomically(&full, &temp, kept, content.len(), update.executable)?,
-                    None => false,
-                };
-                if !linked {
-                    write_atomically(&full, &temp, content, update.executable)?;
-                }
-            }
-            None if update.deleted => match std::fs::remove_file(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
-                _ => remove_empty_parents(root, &full),
-            },
-            None => unreachable!("a file to write comes with its content"),
+        match std::fs::remove_file(&full) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
+            _ => remove_empty_parents(root, &full),
         }
     }
+    let size = |update: &&PathUpdate| update.content.as_ref().map_or(0, |c| c.len());
+    crate::parallel::try_map(&writes, size, |update| {
+        starting();
+        let full = root.join(&update.path);
+        let content = update.content.as_ref().expect("partitioned by content");
+        let temp = temp_path(&full, nonce);
+        let linked = match &update.kept {
+            Some(kept) => link_atomically(&full, &temp, kept, content.len(), update.executable)?,
+            None => false,
+        };
+        if !linked {
+            write_atomically(&full, &temp, content, update.executable)?;
+        }
+        Ok::<(), TxError>(())
+    })?;
     if stage {
         let lock = repo.path().join("index.lock");
         let written = gitlock::recorded(state_dir, fault::Stage::MidIndexWrite, std::slice::from_ref(&lock), || {
