@@ -15,14 +15,12 @@
 //! ```
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, ParseOutput, Severity};
 
 use crate::Error;
-use crate::parallel;
 use crate::parts::{self, Part};
 use crate::rebase;
 use crate::registry::ChosenBy;
@@ -308,40 +306,28 @@ fn plan(
     options: &ApplyOptions,
 ) -> Result<(Plan, Vec<Diagnostic>), Error> {
     let limits = workspace.config.input_limits();
-    let check = |path: &str| match repo {
-        Some(repo) => repo.check_edit_path(path, options.allow_ignored),
-        None => check_path(&workspace.root, path).map_err(SnapshotError::from),
+    let read = |path: &str| {
+        let checked = match repo {
+            Some(repo) => repo.check_edit_path(path, options.allow_ignored),
+            None => check_path(&workspace.root, path).map_err(SnapshotError::from),
+        };
+        // The checked path is read as it is: the policy walked it once already.
+        let text = checked.and_then(|full| read_text(&full, path, &limits))?;
+        Ok::<_, SnapshotError>(text.map(|content| File { path: path.to_string(), content }))
     };
-    // The checked path is read as it is: the policy walked it once already.
-    let read_at = |path: &str, full: &PathBuf| {
-        read_text(full, path, &limits).map(|text| text.map(|content| File { path: path.to_string(), content }))
-    };
-    let read = |path: &str| check(path).and_then(|full| read_at(path, &full));
     let mut plan = Plan {
         planned: planned_paths(edits, &options.files),
         snapshots: Vec::new(),
         refused: HashMap::new(),
         aliases: Vec::new(),
     };
-    // The policy asks git, on this thread; the files are read on every core.
-    let mut allowed: Vec<(&str, PathBuf)> = Vec::new();
+    let mut missing = Vec::new();
     for path in &plan.planned {
-        match check(path) {
-            Ok(full) => allowed.push((path, full)),
+        match read(path) {
+            Ok(Some(file)) => plan.snapshots.push(file),
+            Ok(None) => missing.push(path.clone()),
             Err(error) => {
                 plan.refused.insert(path.clone(), error);
-            }
-        }
-    }
-    let size = |(_, full): &(&str, PathBuf)| std::fs::metadata(full).map_or(0, |meta| meta.len() as usize);
-    let reads = parallel::map(&allowed, size, |(path, full)| read_at(path, full));
-    let mut missing = Vec::new();
-    for ((path, _), read) in allowed.iter().zip(reads) {
-        match read {
-            Ok(Some(file)) => plan.snapshots.push(file),
-            Ok(None) => missing.push(path.to_string()),
-            Err(error) => {
-                plan.refused.insert(path.to_string(), error);
             }
         }
     }
