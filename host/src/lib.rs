@@ -52,7 +52,6 @@ pub mod config;
 mod error;
 pub mod limits;
 pub mod mcp;
-mod parallel;
 pub mod parts;
 pub mod pipeline;
 pub mod progress;

@@ -180,7 +180,7 @@ impl GitRepo {
         let paths: Vec<&String> = flat.keys().collect();
         let size = |path: &&String| snapshot_of(path).map_or(0, |f| f.content.len()) + flat[*path].map_or(0, str::len);
         let root = self.root.as_path();
-        let entries = crate::parallel::try_map(&paths, size, |&path| {
+        let entries = super::parallel::try_map(&paths, size, |&path| {
             let snapshot = snapshot_of(path);
             check_snapshot(root, path, snapshot)?;
             let after = blobs[path];
@@ -408,7 +408,7 @@ impl GitRepo {
         let size = |(_, path, content): &(usize, &String, Option<&str>)| {
             snapshot_of(path).map_or(0, |f| f.content.len()) + content.map_or(0, str::len)
         };
-        let entries = crate::parallel::try_map(&files, size, |&(index, path, content)| {
+        let entries = super::parallel::try_map(&files, size, |&(index, path, content)| {
             let snapshot = snapshot_of(path);
             check_snapshot(root, path, snapshot)?;
             Ok(Entry {

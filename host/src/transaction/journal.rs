@@ -213,7 +213,7 @@ impl Journal {
             // name one) can never be written: leave it, say so, and finish
             // the rest, rather than fail every later run.
             let size = |entry: &Entry| fresh.and_then(|f| f.get(&entry.path)).map_or(0, |c| c.map_or(0, str::len));
-            let digests = crate::parallel::map(&self.entries, size, |entry| {
+            let digests = super::parallel::map(&self.entries, size, |entry| {
                 super::check_path(root, &entry.path).ok().map(|_| current_digest(root, &entry.path))
             });
             for (entry, digest) in self.entries.iter().zip(digests) {

@@ -14,6 +14,7 @@ mod index_file;
 mod journal;
 mod lock;
 mod objects;
+mod parallel;
 mod paths;
 pub mod process_tree;
 pub mod protect;

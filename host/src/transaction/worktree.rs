@@ -167,7 +167,7 @@ pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) ->
         }
     }
     let size = |update: &&PathUpdate| update.content.as_ref().map_or(0, |c| c.len());
-    crate::parallel::try_map(&writes, size, |update| {
+    super::parallel::try_map(&writes, size, |update| {
         starting();
         let full = root.join(&update.path);
         let content = update.content.as_ref().expect("partitioned by content");
