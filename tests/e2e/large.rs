@@ -1,9 +1,11 @@
 //! Replies whose files are megabytes (over 4 MiB in all): their edits are
 //! first applied one file at a time, to keep the component's memory to one
 //! file, and all at once when that might not give what one call gives. The
-//! outcome is always one call's: the same files, the same reports. And a
-//! reply of megabytes, whose format is detected with its hints searched in
-//! pieces side by side.
+//! outcome is always one call's: the same files, the same reports. Their
+//! files are compared, kept and written on several threads, and end as one
+//! thread would leave them, killed in between or not. And a reply of
+//! megabytes, whose format is detected with its hints searched in pieces
+//! side by side.
 
 use serde_json::Value;
 
