@@ -2,7 +2,8 @@
 //! repositories, must always leave the repository as before or as after.
 //!
 //! Each iteration builds a repository (some files modified, some untracked,
-//! an `out` symlink to a directory outside, a nested repository), a reply in
+//! an `out` symlink to a directory outside, a nested repository; sometimes
+//! files of 0.7 MB, whose write runs on several threads), a reply in
 //! a random format (valid or broken, sometimes also naming a hostile path:
 //! a protected file, an escape, `.git` in another spelling), some of the
 //! states people leave repositories in (staged and partially staged files,
@@ -85,6 +86,9 @@ struct Scenario {
     hostile: Option<&'static str>,
     /// Repository states the user left it in before the run.
     states: Vec<UserState>,
+    /// Files padded to megabytes, so the write's per-file work runs on
+    /// several threads.
+    large: bool,
 }
 
 /// Repository states people have (see tests/e2e/states.rs for each one's
@@ -142,12 +146,22 @@ fn lines(rng: &mut Rng, count: usize) -> Vec<String> {
     (0..count).map(|i| format!("{} {i}", rng.pick(WORDS))).collect()
 }
 
+/// Lines that make a file of about 0.7 MB: two such files changed are more
+/// than the MiB above which the write's per-file work runs on the pool.
+fn padding(path: &str) -> String {
+    (0..40_000).map(|i| format!("pad {i} of {path}\n")).collect()
+}
+
 fn scenario(rng: &mut Rng) -> Scenario {
+    let large = rng.chance(15);
     let files: Vec<(String, String)> = (0..2 + rng.below(4))
         .map(|i| {
             let dir = if rng.chance(40) { "src/" } else { "" };
             let count = 1 + rng.below(12);
-            (format!("{dir}f{i}.txt"), lines(rng, count).join("\n") + "\n")
+            let path = format!("{dir}f{i}.txt");
+            let pad = if large { padding(&path) } else { String::new() };
+            let content = lines(rng, count).join("\n") + "\n" + &pad;
+            (path, content)
         })
         .collect();
     let mut dirty = Vec::new();
@@ -212,11 +226,12 @@ fn scenario(rng: &mut Rng) -> Scenario {
     let kill = if rng.chance(30) {
         Kill::Fault(rng.pick(&STAGES))
     } else {
-        // Most runs take 30-100 ms: kill within that window.
-        Kill::After(Duration::from_millis(rng.below(100) as u64))
+        // Most runs take 30-100 ms, runs on large files up to ten times
+        // that: kill within that window.
+        Kill::After(Duration::from_millis(rng.below(if large { 1000 } else { 100 }) as u64))
     };
     let states = USER_STATES.iter().copied().filter(|_| rng.chance(8)).collect();
-    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile, states }
+    Scenario { files, dirty, format, reply, mode, kill, racer: rng.chance(20), hostile, states, large }
 }
 
 /// `git args` in `dir`, with the soak's identity and no user config.
@@ -406,6 +421,7 @@ struct Counts {
     iterations: usize,
     hostile: usize,
     states: usize,
+    large: usize,
     kills: usize,
     finished: usize,
     recoveries: usize,
@@ -424,6 +440,7 @@ fn iteration(rng: &mut Rng, work: &Path, counts: &mut Counts) -> Result<(), Stri
     build_repo(&real, &outside, &scenario);
     counts.hostile += usize::from(scenario.hostile.is_some());
     counts.states += usize::from(!scenario.states.is_empty());
+    counts.large += usize::from(scenario.large);
     let copied = Command::new("cp").args(["-a"]).arg(&real).arg(&reference).status().unwrap();
     assert!(copied.success());
     let before = state(&real);
@@ -553,10 +570,11 @@ fn killed_at_random_moments_the_repository_is_always_before_or_after() {
         }
     }
     eprintln!(
-        "soak: iterations {} (with a hostile path {}, in a user state {}), kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
+        "soak: iterations {} (with a hostile path {}, in a user state {}, on large files {}), kills {} (finished before the kill {}), recoveries {}, races {}, ended before {} / after {}, invariant violations {}",
         counts.iterations,
         counts.hostile,
         counts.states,
+        counts.large,
         counts.kills,
         counts.finished,
         counts.recoveries,
