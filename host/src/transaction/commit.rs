@@ -177,20 +177,11 @@ impl GitRepo {
         // From here on the user's files change: one applier at a time, journalled.
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
-        let paths: Vec<&String> = flat.keys().collect();
-        let size = |path: &&String| snapshot_of(path).map_or(0, |f| f.content.len()) + flat[*path].map_or(0, str::len);
         let root = self.root.as_path();
-        let entries = super::parallel::try_map(&paths, size, |&path| {
-            let snapshot = snapshot_of(path);
-            check_snapshot(root, path, snapshot)?;
-            let after = blobs[path];
-            Ok(Entry {
-                path: path.clone(),
-                before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
-                after: flat[path].map(|c| journal::digest(c.as_bytes())),
-                source: after.map(|(b, _)| journal::Source::Blob(b.to_string())),
-                executable: after.is_some_and(|(_, x)| x),
-            })
+        let entries = super::parallel::try_map(&changed(&flat, snapshots), Changed::bytes, |file| {
+            let after = blobs[file.path];
+            let source = |_: &str| Ok(after.map(|(b, _)| journal::Source::Blob(b.to_string())));
+            file.checked_entry(root, source, after.is_some_and(|(_, x)| x))
         })?;
         let journal = Journal::new(Some(head.reference.clone()), head.commit, Some(commit), true, entries);
         journal.write(&self.state_dir)?;
@@ -395,31 +386,24 @@ impl GitRepo {
         let head = self.head()?;
         let _lock = RepoLock::acquire(&self.state_dir)?;
         self.recover_locked()?;
-        let snapshot_of = |path: &str| snapshots.iter().find(|f| f.path == path);
-        let files: Vec<(usize, &String, Option<&str>)> =
-            flat.iter().enumerate().map(|(index, (path, content))| (index, path, *content)).collect();
-        if let [(_, path, content)] = files[..] {
-            check_snapshot(&self.root, path, snapshot_of(path))?;
-            return self.write_one_file(path, content, self.executable_now(head.commit, path));
+        let files = changed(&flat, snapshots);
+        if let [file] = &files[..] {
+            check_snapshot(&self.root, file.path, file.snapshot)?;
+            return self.write_one_file(file.path, file.content, self.executable_now(head.commit, file.path));
         }
         // Git is asked here; each file is compared, kept and hashed on the pool.
-        let executable: Vec<bool> = files.iter().map(|(_, path, _)| self.executable_now(head.commit, path)).collect();
+        let executable: Vec<bool> = files.iter().map(|file| self.executable_now(head.commit, file.path)).collect();
         let (root, state_dir) = (self.root.as_path(), self.state_dir.as_path());
-        let size = |(_, path, content): &(usize, &String, Option<&str>)| {
-            snapshot_of(path).map_or(0, |f| f.content.len()) + content.map_or(0, str::len)
-        };
-        let entries = super::parallel::try_map(&files, size, |&(index, path, content)| {
-            let snapshot = snapshot_of(path);
-            check_snapshot(root, path, snapshot)?;
-            Ok(Entry {
-                path: path.clone(),
-                // Only a journalled write needs the digest; a single file is not journalled.
-                before: snapshot.map(|f| journal::digest(f.content.as_bytes())),
-                after: content.map(|c| journal::digest(c.as_bytes())),
-                source: content.map(|c| journal::keep_pending(state_dir, index, c.as_bytes())).transpose()?,
-                executable: executable[index],
-            })
-        })?;
+        let indexed: Vec<(usize, &Changed)> = files.iter().enumerate().collect();
+        let entries = super::parallel::try_map(
+            &indexed,
+            |(_, file)| file.bytes(),
+            |&(index, file)| {
+                // Only a journalled write needs the digests; a single file is not journalled.
+                let source = |content: &str| journal::keep_pending(state_dir, index, content.as_bytes()).map(Some);
+                file.checked_entry(root, source, executable[index])
+            },
+        )?;
         let journal = Journal::new(None, None, None, false, entries);
         journal.write(&self.state_dir)?;
         fault::point(fault::Stage::AfterJournal);
@@ -455,6 +439,50 @@ impl GitRepo {
                 "",
             ),
         }
+    }
+}
+
+/// A file a write changes: the snapshot the run read of it (`None`: it did
+/// not exist) and its new content (`None`: it is deleted).
+struct Changed<'a> {
+    path: &'a String,
+    snapshot: Option<&'a File>,
+    content: Option<&'a str>,
+}
+
+/// The files of `flat`, in its order, each with its snapshot.
+fn changed<'a>(flat: &'a BTreeMap<String, Option<&'a str>>, snapshots: &'a [File]) -> Vec<Changed<'a>> {
+    flat.iter()
+        .map(|(path, &content)| Changed { path, snapshot: snapshots.iter().find(|f| &f.path == path), content })
+        .collect()
+}
+
+impl Changed<'_> {
+    /// The bytes its journal entry reads and hashes (the pool's measure).
+    fn bytes(&self) -> usize {
+        self.snapshot.map_or(0, |f| f.content.len()) + self.content.map_or(0, str::len)
+    }
+
+    /// Its journal entry, once the working tree is checked to still hold
+    /// the snapshot: the digests before and after, where the new content
+    /// can be read back (`source`, asked only after the check) and its mode.
+    fn checked_entry(
+        &self,
+        root: &Path,
+        source: impl FnOnce(&str) -> Result<Option<journal::Source>, TxError>,
+        executable: bool,
+    ) -> Result<Entry, TxError> {
+        check_snapshot(root, self.path, self.snapshot)?;
+        Ok(Entry {
+            path: self.path.clone(),
+            before: self.snapshot.map(|f| journal::digest(f.content.as_bytes())),
+            after: self.content.map(|c| journal::digest(c.as_bytes())),
+            source: match self.content {
+                Some(content) => source(content)?,
+                None => None,
+            },
+            executable,
+        })
     }
 }
 
