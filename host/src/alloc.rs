@@ -1,25 +1,34 @@
 //! The binary's allocator: the system's, except that on Linux a block of
-//! 2 MiB or more gets a mapping of its own, which the kernel may back with
-//! transparent huge pages (`madvise`).
+//! 128 KiB or more gets a mapping of its own, which is kept when freed and
+//! cut up for later blocks.
 //!
-//! Why: fresh memory costs a page fault per 4 KiB page touched, and a big
-//! reply is read whole into one block: 10 MB took 2,450 faults, on huge
-//! pages it takes five. Measured on the bench's 10 MB replies, one run per
-//! format: 13-23% fewer page faults (`whole` 9,158 -> 7,189, `hashline`
-//! 16,264 -> 12,693). Any block where the kernel keeps huge pages off
-//! behaves as before.
+//! A block of 2 MiB or more is mapped on a huge page boundary, which the
+//! kernel may back with transparent huge pages (`madvise`). Fresh memory
+//! costs a page fault per 4 KiB page touched, and a big reply is read whole
+//! into one block: 10 MB took 2,450 faults, on huge pages it takes five.
+//! Measured on the bench's 10 MB replies, one run per format: 13-23% fewer
+//! page faults (`whole` 9,158 -> 7,189, `hashline` 16,264 -> 12,693). Any
+//! block where the kernel keeps huge pages off behaves as before.
 //!
-//! A block from 128 KiB up to 2 MiB (a file read whole, a file's new
-//! content lifted out of a format) stays the system allocator's, but its
-//! pages are faulted in by one `madvise(MADV_POPULATE_WRITE)` rather than
-//! one fault each: about 1 µs a page instead of 1.7 here. Such blocks are
-//! written whole at once. The 20-hunk diff of `bench/run` row 3 took 962
-//! page faults, now 738.
+//! A smaller one (a file read whole, a file's new content lifted out of a
+//! format) has its pages faulted in by the call that maps it
+//! (`MAP_POPULATE`) rather than one fault each: about 1 µs a page instead
+//! of 1.7 here. Such blocks are written whole at once. The 20-hunk diff of
+//! `bench/run` row 3 took 962 page faults, then 738.
+//!
+//! A freed block is kept ([`kept`]) and later blocks are cut from it: a
+//! page faulted in once is free to use again, a fresh one is zeroed by the
+//! kernel first. A large reply's memory, freed once its format has read it,
+//! then holds the files' snapshots and new contents. Alternating runs on
+//! the bench's 10 MB replies: 4-10% less time, peak memory within 0.4 MiB.
+//! [`release_kept`] gives what is kept back to the kernel.
+
+mod kept;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// [`System`], with blocks of [`HUGE_PAGE`] bytes or more mapped for huge
-/// pages on Linux.
+/// [`System`], with blocks of [`MAPPED_FROM`] bytes or more mapped (on Linux),
+/// kept when freed and cut up for later blocks.
 pub struct HugePageAlloc;
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
@@ -29,43 +38,62 @@ const HUGE_PAGE: usize = 2 << 20;
 /// to the system allocator.
 const PAGE: usize = 4096;
 
-/// Blocks this big and below [`HUGE_PAGE`] are faulted in by one call.
-const POPULATE: usize = 128 << 10;
+/// Blocks this big or bigger are mapped.
+const MAPPED_FROM: usize = 128 << 10;
 
-fn populated(layout: Layout) -> bool {
-    cfg!(target_os = "linux") && layout.size() >= POPULATE && layout.size() < HUGE_PAGE
-}
+/// The blocks freed and kept for later ones, shared by every thread.
+static KEPT: kept::Kept = kept::Kept::new();
 
 fn mapped(layout: Layout) -> bool {
-    cfg!(target_os = "linux") && layout.size() >= HUGE_PAGE && layout.align() <= PAGE
+    cfg!(target_os = "linux") && layout.size() >= MAPPED_FROM && layout.align() <= PAGE
 }
 
-// SAFETY: each block is served by exactly one of `System` and `map`, chosen
-// by `mapped(layout)`; Rust passes `dealloc` and `realloc` the layout the
-// block was allocated with, so the same choice frees it.
+fn pages(size: usize) -> usize {
+    size.next_multiple_of(PAGE)
+}
+
+/// Give the freed blocks kept for later ones back to the kernel: for a
+/// process that goes on idle after a large run (the MCP server).
+pub fn release_kept() {
+    // SAFETY: each kept range is a whole number of pages of mappings this
+    // allocator made, freed, and not handed out again since `drain` took it.
+    KEPT.drain(|start, len| unsafe { huge::unmap(start as *mut u8, len) });
+}
+
+// SAFETY: each block is served by exactly one of `System` and `huge`,
+// chosen by `mapped(layout)`; Rust passes `dealloc` and `realloc` the layout
+// the block was allocated with, so the same choice frees it. A kept range
+// is memory no block holds: a block is kept only once freed, and cut out
+// of the kept ranges when handed out again.
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if mapped(layout) {
-            return huge::map(layout.size());
+        if !mapped(layout) {
+            // SAFETY: the caller's contract for `alloc`, passed on.
+            return unsafe { System.alloc(layout) };
         }
-        // SAFETY: the caller's contract for `alloc`, passed on.
-        let ptr = unsafe { System.alloc(layout) };
-        if populated(layout) && !ptr.is_null() {
-            huge::populate(ptr, layout.size());
+        match KEPT.take(pages(layout.size())) {
+            Some(start) => start as *mut u8,
+            None => huge::map(layout.size(), true),
         }
-        ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // Not populated: a zeroed block is often a table written sparsely.
-        // A fresh anonymous mapping reads as zeros.
+        // Never from the kept blocks, which hold what was written to them.
+        // Not populated: a zeroed block is often a table written sparsely,
+        // and a fresh anonymous mapping reads as zeros.
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        if mapped(layout) { huge::map(layout.size()) } else { unsafe { System.alloc_zeroed(layout) } }
+        if mapped(layout) { huge::map(layout.size(), false) } else { unsafe { System.alloc_zeroed(layout) } }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated with `layout`, so by the same side.
-        if mapped(layout) { unsafe { huge::unmap(ptr, layout.size()) } } else { unsafe { System.dealloc(ptr, layout) } }
+        if !mapped(layout) {
+            // SAFETY: `ptr` was allocated by `System` with `layout`.
+            return unsafe { System.dealloc(ptr, layout) };
+        }
+        if !KEPT.give(ptr as usize, pages(layout.size())) {
+            // SAFETY: `ptr` is a mapped block of `layout.size()` bytes.
+            unsafe { huge::unmap(ptr, layout.size()) }
+        }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -74,52 +102,49 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         match (mapped(layout), mapped(new_layout)) {
             // SAFETY: `ptr` came from `System` with `layout`.
-            (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
-            // SAFETY: `ptr` is a mapping of `layout.size()` bytes.
-            (true, true) => unsafe { huge::remap(ptr, layout.size(), new_size) },
-            _ => {
-                // SAFETY: a fresh block of `new_layout`; `ptr` stays valid for
-                // `layout.size()` bytes until it is freed below.
-                let moved = unsafe { self.alloc(new_layout) };
+            (false, false) => return unsafe { System.realloc(ptr, layout, new_size) },
+            // Moved, not copied (a copy into kept memory measured 0.6 MiB
+            // more at the peak of a large run, for no time saved).
+            (true, true) => {
+                // SAFETY: `ptr` is a mapped block of `layout.size()` bytes.
+                let moved = unsafe { huge::remap(ptr, layout.size(), new_size) };
+                // A block cut across two kept ranges of separate mappings
+                // cannot be moved by the kernel; it is copied below.
                 if !moved.is_null() {
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(ptr, moved, layout.size().min(new_size));
-                        self.dealloc(ptr, layout);
-                    }
+                    return moved;
                 }
-                moved
+            }
+            _ => {}
+        }
+        // SAFETY: a fresh block of `new_layout`; `ptr` stays valid for
+        // `layout.size()` bytes until it is freed below.
+        let moved = unsafe { self.alloc(new_layout) };
+        if !moved.is_null() {
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, moved, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
             }
         }
+        moved
     }
 }
 
 #[cfg(target_os = "linux")]
 mod huge {
-    use super::{HUGE_PAGE, PAGE};
+    use super::{HUGE_PAGE, pages};
 
-    fn pages(size: usize) -> usize {
-        size.next_multiple_of(PAGE)
-    }
-
-    /// A fresh mapping of `size` bytes starting on a huge page boundary
-    /// (only whole, aligned 2 MiB stretches can be huge), or null.
-    pub fn map(size: usize) -> *mut u8 {
+    /// A fresh block of `size` bytes, or null. From [`HUGE_PAGE`] up it
+    /// starts on a huge page boundary (only whole, aligned 2 MiB stretches
+    /// can be huge) and faults in a huge page at a time; below, its pages
+    /// are faulted in by the mapping call itself when `populate` is set.
+    pub fn map(size: usize, populate: bool) -> *mut u8 {
         let size = pages(size);
-        let Some(reserve) = size.checked_add(HUGE_PAGE) else { return std::ptr::null_mut() };
-        // SAFETY: a new private anonymous mapping; it aliases nothing.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                reserve,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return std::ptr::null_mut();
+        if size < HUGE_PAGE {
+            let populate = if populate { libc::MAP_POPULATE } else { 0 };
+            return fresh(size, populate).unwrap_or(std::ptr::null_mut());
         }
+        let Some(reserve) = size.checked_add(HUGE_PAGE) else { return std::ptr::null_mut() };
+        let Some(base) = fresh(reserve, 0) else { return std::ptr::null_mut() };
         let base = base as usize;
         let start = base.next_multiple_of(HUGE_PAGE);
         // SAFETY: both trimmed stretches lie inside the mapping just made
@@ -138,21 +163,27 @@ mod huge {
         start as *mut u8
     }
 
-    /// Fault in the whole pages of `ptr..ptr + size` at once.
-    pub fn populate(ptr: *mut u8, size: usize) {
-        let start = (ptr as usize).next_multiple_of(PAGE);
-        let end = (ptr as usize + size) / PAGE * PAGE;
-        if end > start {
-            // SAFETY: the range lies inside a block just allocated; the advice
-            // changes no contents. Advice only: older kernels refuse it.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE) };
-        }
+    /// A new private anonymous mapping of `len` bytes.
+    fn fresh(len: usize, flags: libc::c_int) -> Option<*mut u8> {
+        // SAFETY: a new mapping; it aliases nothing.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+                -1,
+                0,
+            )
+        };
+        (base != libc::MAP_FAILED).then_some(base.cast())
     }
 
-    /// Give back a block from [`map`].
+    /// Give back a block from [`map`] (or a kept range).
     ///
     /// # Safety
-    /// `ptr` and `size` are a block [`map`] or [`remap`] returned.
+    /// `ptr..ptr + size` is a block [`map`] or [`remap`] returned, or a part
+    /// of blocks they returned, that nothing uses any more.
     pub unsafe fn unmap(ptr: *mut u8, size: usize) {
         // SAFETY: the caller's contract.
         unsafe { libc::munmap(ptr.cast(), pages(size)) };
@@ -179,8 +210,7 @@ mod huge {
 /// Elsewhere nothing is mapped: `mapped` is always false.
 #[cfg(not(target_os = "linux"))]
 mod huge {
-    pub fn populate(_: *mut u8, _: usize) {}
-    pub fn map(_: usize) -> *mut u8 {
+    pub fn map(_: usize, _: bool) -> *mut u8 {
         unreachable!("only Linux maps blocks")
     }
     pub unsafe fn unmap(_: *mut u8, _: usize) {
@@ -195,8 +225,18 @@ mod huge {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::sync::{Mutex, MutexGuard};
 
     const SMALL: usize = 64 << 10;
+
+    /// The kept blocks are the process's: tests that allocate mapped blocks
+    /// run one at a time, each from nothing kept.
+    fn alone() -> MutexGuard<'static, ()> {
+        static SERIAL: Mutex<()> = Mutex::new(());
+        let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        release_kept();
+        guard
+    }
 
     /// A block of `size` bytes from the allocator, filled with a pattern.
     fn filled(size: usize) -> (*mut u8, Layout) {
@@ -222,19 +262,24 @@ mod tests {
         (0..size).step_by(997).all(|i| unsafe { ptr.add(i).read() } == pattern(i))
     }
 
+    fn within(ptr: *mut u8, size: usize, outer: (*mut u8, Layout)) -> bool {
+        let (start, end) = (outer.0 as usize, outer.0 as usize + outer.1.size());
+        ptr as usize >= start && ptr as usize + size <= end.next_multiple_of(PAGE)
+    }
+
     #[test]
     #[cfg(target_os = "linux")]
     fn a_mid_sized_block_is_resident_before_it_is_written() {
+        let _alone = alone();
         let layout = Layout::from_size_align(512 << 10, 8).unwrap();
-        assert!(populated(layout) && !mapped(layout));
+        assert!(mapped(layout) && layout.size() < HUGE_PAGE);
         let ptr = unsafe { HugePageAlloc.alloc(layout) };
         assert!(!ptr.is_null());
-        let start = (ptr as usize).next_multiple_of(PAGE);
-        let pages = (ptr as usize + layout.size() - start) / PAGE;
+        let pages = layout.size() / PAGE;
         let mut resident = vec![0u8; pages];
-        let status = unsafe { libc::mincore(start as *mut libc::c_void, pages * PAGE, resident.as_mut_ptr()) };
+        let status = unsafe { libc::mincore(ptr.cast(), pages * PAGE, resident.as_mut_ptr()) };
         assert_eq!(status, 0);
-        assert!(resident.iter().all(|r| r & 1 == 1), "every whole page of the block is faulted in");
+        assert!(resident.iter().all(|r| r & 1 == 1), "every page of the block is faulted in");
         fill(ptr, 0..layout.size());
         assert!(holds_pattern(ptr, layout.size()));
         unsafe { HugePageAlloc.dealloc(ptr, layout) };
@@ -242,6 +287,7 @@ mod tests {
 
     #[test]
     fn a_big_block_is_its_own_mapping_on_a_huge_page_boundary() {
+        let _alone = alone();
         let (ptr, layout) = filled(5 * HUGE_PAGE + 123);
         assert!(mapped(layout) == cfg!(target_os = "linux"));
         if mapped(layout) {
@@ -253,7 +299,7 @@ mod tests {
 
     #[test]
     fn small_blocks_and_strict_alignments_go_to_the_system_allocator() {
-        assert!(!mapped(Layout::from_size_align(HUGE_PAGE - 1, 8).unwrap()));
+        assert!(!mapped(Layout::from_size_align(MAPPED_FROM - 1, 8).unwrap()));
         assert!(!mapped(Layout::from_size_align(HUGE_PAGE, 2 * PAGE).unwrap()));
         let (ptr, layout) = filled(SMALL);
         assert!(holds_pattern(ptr, SMALL));
@@ -261,24 +307,81 @@ mod tests {
     }
 
     #[test]
-    fn a_big_zeroed_block_reads_as_zeros() {
-        let layout = Layout::from_size_align(3 * HUGE_PAGE, 8).unwrap();
-        let ptr = unsafe { HugePageAlloc.alloc_zeroed(layout) };
-        assert!(!ptr.is_null());
-        assert!((0..layout.size()).step_by(4093).all(|i| unsafe { ptr.add(i).read() } == 0));
-        unsafe { HugePageAlloc.dealloc(ptr, layout) };
+    #[cfg(target_os = "linux")]
+    fn a_freed_block_holds_the_blocks_allocated_after_it() {
+        let _alone = alone();
+        let freed = filled(10 << 20);
+        unsafe { HugePageAlloc.dealloc(freed.0, freed.1) };
+        let (file, file_layout) = filled(600 << 10);
+        let (content, content_layout) = filled(3 << 20);
+        assert!(within(file, file_layout.size(), freed), "cut from the freed block");
+        assert!(within(content, content_layout.size(), freed), "cut from what is left of it");
+        assert!(holds_pattern(file, file_layout.size()) && holds_pattern(content, content_layout.size()));
+        unsafe { HugePageAlloc.dealloc(file, file_layout) };
+        unsafe { HugePageAlloc.dealloc(content, content_layout) };
+        release_kept();
+        let (fresh, fresh_layout) = filled(600 << 10);
+        assert!(!within(fresh, fresh_layout.size(), freed), "released, so mapped afresh");
+        unsafe { HugePageAlloc.dealloc(fresh, fresh_layout) };
+    }
+
+    #[test]
+    fn a_big_zeroed_block_reads_as_zeros_even_after_a_written_one_is_freed() {
+        let _alone = alone();
+        let (dirty, dirty_layout) = filled(3 * HUGE_PAGE);
+        unsafe { HugePageAlloc.dealloc(dirty, dirty_layout) };
+        for size in [MAPPED_FROM, 3 * HUGE_PAGE] {
+            let layout = Layout::from_size_align(size, 8).unwrap();
+            let ptr = unsafe { HugePageAlloc.alloc_zeroed(layout) };
+            assert!(!ptr.is_null());
+            assert!((0..layout.size()).step_by(4093).all(|i| unsafe { ptr.add(i).read() } == 0));
+            unsafe { HugePageAlloc.dealloc(ptr, layout) };
+        }
+    }
+
+    /// One step of [`live_blocks_never_share_a_byte`]: allocate a block of a
+    /// size, or free or resize the live block at an index (modulo their count).
+    #[derive(Debug, Clone)]
+    enum Step {
+        Alloc(usize),
+        Free(usize),
+        Resize(usize, usize),
+    }
+
+    fn sizes() -> impl Strategy<Value = usize> {
+        prop_oneof![1usize..SMALL, MAPPED_FROM - 8..MAPPED_FROM + 8, MAPPED_FROM..HUGE_PAGE, HUGE_PAGE..4 * HUGE_PAGE]
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Step>> {
+        let step = prop_oneof![
+            sizes().prop_map(Step::Alloc),
+            any::<usize>().prop_map(Step::Free),
+            (any::<usize>(), sizes()).prop_map(|(i, size)| Step::Resize(i, size)),
+        ];
+        prop::collection::vec(step, 1..24)
+    }
+
+    /// Every sampled byte of a live block holds its own tag.
+    fn tagged(blocks: &[(*mut u8, Layout, u8)]) -> bool {
+        blocks
+            .iter()
+            .all(|&(ptr, layout, tag)| (0..layout.size()).step_by(997).all(|i| unsafe { ptr.add(i).read() } == tag))
+    }
+
+    fn tag(ptr: *mut u8, range: std::ops::Range<usize>, tag: u8) {
+        for i in (0..range.end).step_by(997).filter(|i| range.contains(i)) {
+            unsafe { ptr.add(i).write(tag) };
+        }
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// A block resized through any sizes, small and big, across the
-        /// threshold both ways, keeps the bytes both sizes hold.
+        /// thresholds both ways, keeps the bytes both sizes hold.
         #[test]
-        fn resizing_keeps_the_contents(sizes in prop::collection::vec(
-            prop_oneof![1usize..SMALL, HUGE_PAGE - 8..HUGE_PAGE + 8, HUGE_PAGE..4 * HUGE_PAGE],
-            1..6,
-        )) {
+        fn resizing_keeps_the_contents(sizes in prop::collection::vec(sizes(), 1..6)) {
+            let _alone = alone();
             let (mut ptr, mut layout) = filled(sizes[0]);
             for &size in &sizes[1..] {
                 let kept = layout.size().min(size);
@@ -290,6 +393,45 @@ mod tests {
             }
             prop_assert!(holds_pattern(ptr, layout.size()));
             unsafe { HugePageAlloc.dealloc(ptr, layout) };
+        }
+
+        /// Blocks cut from freed ones, freed again, joined and resized never
+        /// overlap a live block: each keeps the tag written into it.
+        #[test]
+        fn live_blocks_never_share_a_byte(steps in steps()) {
+            let _alone = alone();
+            let mut blocks: Vec<(*mut u8, Layout, u8)> = Vec::new();
+            for (n, step) in steps.into_iter().enumerate() {
+                let next = n as u8 + 1;
+                match step {
+                    Step::Alloc(size) => {
+                        let layout = Layout::from_size_align(size, 8).unwrap();
+                        let ptr = unsafe { HugePageAlloc.alloc(layout) };
+                        prop_assert!(!ptr.is_null());
+                        tag(ptr, 0..size, next);
+                        blocks.push((ptr, layout, next));
+                    }
+                    Step::Free(i) if !blocks.is_empty() => {
+                        let (ptr, layout, _) = blocks.swap_remove(i % blocks.len());
+                        unsafe { HugePageAlloc.dealloc(ptr, layout) };
+                    }
+                    Step::Resize(i, size) if !blocks.is_empty() => {
+                        let at = i % blocks.len();
+                        let (ptr, layout, old) = blocks[at];
+                        let ptr = unsafe { HugePageAlloc.realloc(ptr, layout, size) };
+                        prop_assert!(!ptr.is_null());
+                        let layout = Layout::from_size_align(size, 8).unwrap();
+                        prop_assert!(tagged(&[(ptr, Layout::from_size_align(size.min(blocks[at].1.size()), 8).unwrap(), old)]));
+                        tag(ptr, 0..size, next);
+                        blocks[at] = (ptr, layout, next);
+                    }
+                    _ => {}
+                }
+                prop_assert!(tagged(&blocks));
+            }
+            for (ptr, layout, _) in blocks {
+                unsafe { HugePageAlloc.dealloc(ptr, layout) };
+            }
         }
     }
 }

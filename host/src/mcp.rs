@@ -341,6 +341,9 @@ impl ServerHandler for Server {
         let result = tokio::task::spawn_blocking(move || server.call(&request))
             .await
             .map_err(|error| ErrorData::internal_error(format!("the tool call failed: {error}"), None))?;
+        // The server idles between calls: what a large call freed goes
+        // back to the kernel rather than being kept for the next.
+        crate::alloc::release_kept();
         result.map(CallToolResponse::from)
     }
 }
