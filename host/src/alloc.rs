@@ -248,11 +248,15 @@ mod tests {
         (ptr, layout)
     }
 
+    /// The offsets of a block's bytes the tests write and read: every
+    /// 997th from the block's start, those within `range`.
+    fn sampled(range: std::ops::Range<usize>) -> impl Iterator<Item = usize> {
+        (0..range.end).step_by(997).filter(move |i| range.contains(i))
+    }
+
     /// Write the pattern at the sampled offsets within `range`.
     fn fill(ptr: *mut u8, range: std::ops::Range<usize>) {
-        for i in (0..range.end).step_by(997).filter(|i| range.contains(i)) {
-            unsafe { ptr.add(i).write(pattern(i)) };
-        }
+        sampled(range).for_each(|i| unsafe { ptr.add(i).write(pattern(i)) });
     }
 
     fn pattern(i: usize) -> u8 {
@@ -260,7 +264,7 @@ mod tests {
     }
 
     fn holds_pattern(ptr: *mut u8, size: usize) -> bool {
-        (0..size).step_by(997).all(|i| unsafe { ptr.add(i).read() } == pattern(i))
+        sampled(0..size).all(|i| unsafe { ptr.add(i).read() } == pattern(i))
     }
 
     fn within(ptr: *mut u8, size: usize, outer: (*mut u8, Layout)) -> bool {
@@ -362,17 +366,14 @@ mod tests {
         prop::collection::vec(step, 1..24)
     }
 
-    /// Every sampled byte of a live block holds its own tag.
-    fn tagged(blocks: &[(*mut u8, Layout, u8)]) -> bool {
-        blocks
-            .iter()
-            .all(|&(ptr, layout, tag)| (0..layout.size()).step_by(997).all(|i| unsafe { ptr.add(i).read() } == tag))
+    /// Write `tag` at the sampled offsets within `range`.
+    fn tag(ptr: *mut u8, range: std::ops::Range<usize>, tag: u8) {
+        sampled(range).for_each(|i| unsafe { ptr.add(i).write(tag) });
     }
 
-    fn tag(ptr: *mut u8, range: std::ops::Range<usize>, tag: u8) {
-        for i in (0..range.end).step_by(997).filter(|i| range.contains(i)) {
-            unsafe { ptr.add(i).write(tag) };
-        }
+    /// Every sampled byte of the first `size` holds `tag`.
+    fn holds_tag(ptr: *mut u8, size: usize, tag: u8) -> bool {
+        sampled(0..size).all(|i| unsafe { ptr.add(i).read() } == tag)
     }
 
     proptest! {
@@ -419,16 +420,18 @@ mod tests {
                     Step::Resize(i, size) if !blocks.is_empty() => {
                         let at = i % blocks.len();
                         let (ptr, layout, old) = blocks[at];
+                        let kept = layout.size().min(size);
                         let ptr = unsafe { HugePageAlloc.realloc(ptr, layout, size) };
                         prop_assert!(!ptr.is_null());
-                        let layout = Layout::from_size_align(size, 8).unwrap();
-                        prop_assert!(tagged(&[(ptr, Layout::from_size_align(size.min(blocks[at].1.size()), 8).unwrap(), old)]));
+                        prop_assert!(holds_tag(ptr, kept, old), "resizing kept the block's bytes");
                         tag(ptr, 0..size, next);
-                        blocks[at] = (ptr, layout, next);
+                        blocks[at] = (ptr, Layout::from_size_align(size, 8).unwrap(), next);
                     }
                     _ => {}
                 }
-                prop_assert!(tagged(&blocks));
+                for &(ptr, layout, tag) in &blocks {
+                    prop_assert!(holds_tag(ptr, layout.size(), tag), "a live block kept its bytes");
+                }
             }
             for (ptr, layout, _) in blocks {
                 unsafe { HugePageAlloc.dealloc(ptr, layout) };
