@@ -297,3 +297,51 @@ fn escape_codes_a_reply_holds_never_reach_a_pipe() {
     assert!(stdout.contains("existing code"), "the refusal quotes the line: {stdout:?}");
     assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'), "{stdout:?} {stderr:?}");
 }
+
+#[test]
+fn a_report_of_a_thousand_edits_reaches_a_pipe_whole_in_order_and_without_escape_codes() {
+    // The CLI writes a long report as it goes, 64 KiB at a time, rather than
+    // whole: every line still arrives, in order, and the escape codes the
+    // reply's lines hold (quoted in each message) are stripped in every
+    // piece, wherever a piece ends.
+    // A long path, named twice in each line: a report of several pieces
+    // within the default limit of 1,000 edits.
+    let count = 1000;
+    let path = format!("{}a.txt", "deeply/nested/".repeat(8));
+    let file: String = (0..count).map(|i| format!("line {i} \u{1b}[31mred\u{1b}[0m\n")).collect();
+    let repo = TestRepo::with(&[(path.as_str(), &file)]);
+    let reply: String = (0..count)
+        .map(|i| {
+            let line = format!("line {i} \u{1b}[31mred\u{1b}[0m\n");
+            format!("{path}\n```\n<<<<<<< SEARCH\n{line}=======\nline {i} changed\n>>>>>>> REPLACE\n```\n\n")
+        })
+        .collect();
+    let out = repo.apply().args(["--format", "editblock", "--no-commit"]).write_stdin(reply.clone()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.len() > 3 * (64 << 10), "a report of several pieces: {} bytes", stdout.len());
+    assert!(!stdout.contains('\u{1b}'), "an escape code reached the pipe");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), count + 1, "{:?}", &lines[lines.len().saturating_sub(3)..]);
+    for (i, line) in lines[..count].iter().enumerate() {
+        let want = format!("edit {} {path}: block {} (reply line ", i + 1, i + 1);
+        assert!(line.starts_with(&want), "line {i}: {line:?}");
+    }
+    assert_eq!(lines[count], format!("{path} was modified ({count} lines)"));
+
+    // The JSON report and `parse` are written as they are made too.
+    repo.git(&["checkout", "--", "."]);
+    let out = repo
+        .apply()
+        .args(["--format", "editblock", "--dry-run", "--json"])
+        .write_stdin(reply.clone())
+        .output()
+        .unwrap();
+    let report = crate::common::report_json(&out.stdout);
+    assert_eq!(report["edits"].as_array().map(Vec::len), Some(count), "{}", report["status"]);
+    let out = repo.apply().args(["parse", "--format", "editblock", "-"]).write_stdin(reply).output().unwrap();
+    let parsed = String::from_utf8(out.stdout).unwrap();
+    let edit_lines = parsed.lines().filter(|l| l.starts_with("edit ")).count();
+    assert_eq!(edit_lines, count, "{}", &parsed[..parsed.len().min(300)]);
+    assert!(!parsed.contains('\u{1b}'));
+}

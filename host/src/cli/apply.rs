@@ -31,7 +31,7 @@ pub fn run(global: &GlobalArgs, args: &ApplyArgs) -> Result<Exit, CommandError> 
         output::json(report);
     } else {
         let styled = output::stdout_styled();
-        output::text(&report.human(styled));
+        output::TextOut::with(|out| report.write_human(out, styled));
         if styled {
             output::text(&colorize_diff(&report.diff));
         } else {

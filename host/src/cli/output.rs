@@ -6,9 +6,14 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
-/// `value` as one pretty-printed JSON object on stdout.
+/// `value` as one pretty-printed JSON object on stdout, written as it is
+/// serialized: the report of a reply of 20,000 edits is megabytes of JSON.
 pub fn json(value: &impl Serialize) {
-    let _ = std::io::stdout().write_all(json_text(value).as_bytes());
+    let mut out = std::io::BufWriter::with_capacity(CHUNK, std::io::stdout().lock());
+    if serde_json::to_writer_pretty(&mut out, value).is_ok() {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
 }
 
 /// `value` as [`json`] prints it.
@@ -33,6 +38,37 @@ pub fn text(text: &str) {
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
         let _ = write!(anstream::stdout(), "{text}");
+    }
+}
+
+/// How much text is gathered before it is written to stdout.
+const CHUNK: usize = 64 << 10;
+
+/// Text for stdout written in pieces (`write!`), passed on to [`text`] a
+/// chunk at a time: a long report is never held whole. A chunk may end
+/// inside an escape sequence; [`text`] still strips every escape byte
+/// where colours are not wanted, since each chunk is checked on its own.
+pub struct TextOut {
+    chunk: String,
+}
+
+impl TextOut {
+    /// Write `write`'s text to stdout, then whatever is left of it.
+    pub fn with(write: impl FnOnce(&mut TextOut) -> std::fmt::Result) {
+        let mut out = TextOut { chunk: String::with_capacity(CHUNK) };
+        let _ = write(&mut out);
+        text(&out.chunk);
+    }
+}
+
+impl std::fmt::Write for TextOut {
+    fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+        self.chunk.push_str(piece);
+        if self.chunk.len() >= CHUNK {
+            text(&self.chunk);
+            self.chunk.clear();
+        }
+        Ok(())
     }
 }
 

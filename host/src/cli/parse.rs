@@ -43,7 +43,8 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     if global.json {
         super::output::json(&report);
     } else {
-        super::output::text(&report.human(super::output::stdout_styled()));
+        let styled = super::output::stdout_styled();
+        super::output::TextOut::with(|out| report.write_human(out, styled));
     }
     if global.verbose {
         let plugin_output: Vec<_> = reading.parts.iter().map(|p| (p.name.clone(), p.instance.stderr())).collect();

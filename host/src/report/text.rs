@@ -3,6 +3,8 @@
 //! CLI writes it through anstream, which drops the colour where it is not
 //! wanted), and plain for every other caller.
 
+use std::fmt::{self, Write};
+
 use agent_apply_sdk::types::{FailureKind, Severity};
 use similar::TextDiff;
 
@@ -13,24 +15,31 @@ use crate::transaction::short_id;
 impl ParseReport {
     /// The report as text, with styles when `styled` (see [`crate::style`]).
     pub fn human(&self, styled: bool) -> String {
-        let mut out = format!("format: {}\n", self.format.name);
+        let mut out = String::new();
+        let _ = self.write_human(&mut out, styled);
+        out
+    }
+
+    /// [`ParseReport::human`], written piece by piece into `out`.
+    pub fn write_human(&self, out: &mut impl Write, styled: bool) -> fmt::Result {
+        writeln!(out, "format: {}", self.format.name)?;
         if !self.format.also.is_empty() {
-            out += &format!("also read as: {}\n", self.format.also.join(", "));
+            writeln!(out, "also read as: {}", self.format.also.join(", "))?;
         }
         for edit in &self.edits {
-            out += &format!(
-                "edit {} {} (reply lines {}-{}): {}\n",
+            writeln!(
+                out,
+                "edit {} {} (reply lines {}-{}): {}",
                 edit.index, edit.path, edit.span.first_line, edit.span.last_line, edit.summary
-            );
+            )?;
         }
         if self.edits.is_empty() {
-            out += "no edits found\n";
+            out.write_str("no edits found\n")?;
         }
         for d in &self.diagnostics {
-            out += &diagnostic_line(d, styled);
+            diagnostic_line(out, d, styled)?;
         }
-        out += &command_lines(&self.commands);
-        out
+        command_lines(out, &self.commands)
     }
 }
 
@@ -38,90 +47,97 @@ impl ApplyReport {
     /// The report as text, with styles when `styled` (see [`crate::style`]).
     pub fn human(&self, styled: bool) -> String {
         let mut out = String::new();
+        let _ = self.write_human(&mut out, styled);
+        out
+    }
+
+    /// [`ApplyReport::human`], written piece by piece into `out`: the CLI
+    /// streams it to stdout, since a reply of 20,000 edits makes megabytes
+    /// of it (built whole, 2.4 MB of fresh memory for a 10 MB reply).
+    pub fn write_human(&self, out: &mut impl Write, styled: bool) -> fmt::Result {
         for d in &self.diagnostics {
-            out += &diagnostic_line(d, styled);
+            diagnostic_line(out, d, styled)?;
         }
         for e in &self.edits {
-            edit_line(&mut out, e, styled);
+            edit_line(out, e, styled)?;
         }
         let verb = if self.written { "was" } else { "would be" };
         for check in &self.checks {
             let verdict = if check.passed { "passed".to_string() } else { paint(style::ERROR, "FAILED", styled) };
-            out += &format!("check `{}` {verdict} ({} ms)\n", check.name, check.millis);
+            writeln!(out, "check `{}` {verdict} ({} ms)", check.name, check.millis)?;
             if !check.passed {
-                out += &format!("{}\n", check.output.trim_end());
+                writeln!(out, "{}", check.output.trim_end())?;
             }
         }
-        out += &command_lines(&self.commands);
+        command_lines(out, &self.commands)?;
         match self.status {
-            ReportStatus::Failed => out += "nothing was changed\n",
-            ReportStatus::ChecksFailed => out += "a check failed: nothing was changed\n",
-            ReportStatus::Unchanged => out += "nothing to change\n",
-            ReportStatus::Rejected => out += "every edit that changes something was rejected: nothing was changed\n",
-            ReportStatus::Applied | ReportStatus::Partial => {
-                for f in &self.files {
-                    let plural = if f.lines_after == 1 { "" } else { "s" };
-                    out += &format!("{} {verb} {} ({} line{plural})\n", f.path, f.action, f.lines_after);
-                }
-                if let Some(user) = &self.user_commit {
-                    out += &format!(
-                        "your own uncommitted changes to {} were committed first as {}\n",
-                        self.dirty_paths.join(", "),
-                        short_id(user)
-                    );
-                }
-                if let Some(commit) = &self.commit {
-                    out += &format!("committed {}\n", short_id(commit));
-                }
-                for warning in &self.warnings {
-                    out += &format!("{} {warning}\n", paint(style::WARNING, "warning:", styled));
-                }
+            ReportStatus::Failed => out.write_str("nothing was changed\n"),
+            ReportStatus::ChecksFailed => out.write_str("a check failed: nothing was changed\n"),
+            ReportStatus::Unchanged => out.write_str("nothing to change\n"),
+            ReportStatus::Rejected => {
+                out.write_str("every edit that changes something was rejected: nothing was changed\n")
             }
+            ReportStatus::Applied | ReportStatus::Partial => self.write_written(out, verb, styled),
         }
-        out
+    }
+
+    /// What was written or committed, and the warnings of a run that was.
+    fn write_written(&self, out: &mut impl Write, verb: &str, styled: bool) -> fmt::Result {
+        for f in &self.files {
+            let plural = if f.lines_after == 1 { "" } else { "s" };
+            writeln!(out, "{} {verb} {} ({} line{plural})", f.path, f.action, f.lines_after)?;
+        }
+        if let Some(user) = &self.user_commit {
+            writeln!(
+                out,
+                "your own uncommitted changes to {} were committed first as {}",
+                self.dirty_paths.join(", "),
+                short_id(user)
+            )?;
+        }
+        if let Some(commit) = &self.commit {
+            writeln!(out, "committed {}", short_id(commit))?;
+        }
+        for warning in &self.warnings {
+            writeln!(out, "{} {warning}", paint(style::WARNING, "warning:", styled))?;
+        }
+        Ok(())
     }
 }
 
 /// One edit's line (and its hint), written straight into `out`: a reply of
 /// 20,000 edits made and copied 20,000 formatted strings.
-fn edit_line(out: &mut String, e: &EditJson, styled: bool) {
-    use std::fmt::Write as _;
-    let _ = write!(out, "edit {} ", e.index);
-    out.push_str(&e.path);
+fn edit_line(out: &mut impl Write, e: &EditJson, styled: bool) -> fmt::Result {
+    write!(out, "edit {} ", e.index)?;
+    out.write_str(&e.path)?;
     match e.status {
-        EditState::Rebased => out.push_str(" rebased"),
+        EditState::Rebased => out.write_str(" rebased")?,
         EditState::Applied | EditState::AlreadyApplied => {}
-        EditState::Rejected => {
-            out.push(' ');
-            out.push_str(&paint(style::WARNING, "rejected", styled));
-        }
+        EditState::Rejected => write!(out, " {}", paint(style::WARNING, "rejected", styled))?,
         EditState::Failed => {
-            out.push(' ');
-            out.push_str(&paint(style::ERROR, "FAILED", styled));
-            out.push_str(" (");
-            out.push_str(e.kind.map_or("error", FailureKind::as_str));
-            out.push(')');
+            write!(out, " {} ({})", paint(style::ERROR, "FAILED", styled), e.kind.map_or("error", FailureKind::as_str))?
         }
     }
-    out.push_str(": ");
-    out.push_str(&e.message);
-    out.push('\n');
+    out.write_str(": ")?;
+    out.write_str(&e.message)?;
+    out.write_char('\n')?;
     if let (EditState::Failed, Some(hint)) = (e.status, &e.hint) {
-        out.push_str("  hint: ");
-        out.push_str(hint);
-        out.push('\n');
+        out.write_str("  hint: ")?;
+        out.write_str(hint)?;
+        out.write_char('\n')?;
     }
+    Ok(())
 }
 
 /// The shell commands a reply suggests: listed, never run.
-fn command_lines(commands: &[CommandJson]) -> String {
-    commands
-        .iter()
-        .map(|c| format!("suggested command (reply line {}, not run): {}\n", c.reply_lines.start, c.command))
-        .collect()
+fn command_lines(out: &mut impl Write, commands: &[CommandJson]) -> fmt::Result {
+    for c in commands {
+        writeln!(out, "suggested command (reply line {}, not run): {}", c.reply_lines.start, c.command)?;
+    }
+    Ok(())
 }
 
-fn diagnostic_line(d: &DiagnosticJson, styled: bool) -> String {
+fn diagnostic_line(out: &mut impl Write, d: &DiagnosticJson, styled: bool) -> fmt::Result {
     let at = match (&d.path, &d.lines, &d.reply_lines) {
         (Some(path), Some(lines), _) => format!("{path}:{}: ", lines.start),
         (_, _, Some(reply)) => format!("reply line {}: ", reply.start),
@@ -132,11 +148,11 @@ fn diagnostic_line(d: &DiagnosticJson, styled: bool) -> String {
         Severity::Warning => paint(style::WARNING, "warning:", styled),
         other => format!("{}:", other.as_str()),
     };
-    let mut line = format!("{severity} {at}{}\n", d.message);
+    writeln!(out, "{severity} {at}{}", d.message)?;
     if let Some(hint) = &d.hint {
-        line += &format!("  hint: {hint}\n");
+        writeln!(out, "  hint: {hint}")?;
     }
-    line
+    Ok(())
 }
 
 /// A unified diff of one file, `None` meaning absent.
