@@ -331,13 +331,8 @@ fn a_report_of_a_thousand_edits_reaches_a_pipe_whole_in_order_and_without_escape
 
     // The JSON report and `parse` are written as they are made too.
     repo.git(&["checkout", "--", "."]);
-    let out = repo
-        .apply()
-        .args(["--format", "editblock", "--dry-run", "--json"])
-        .write_stdin(reply.clone())
-        .output()
-        .unwrap();
-    let report = crate::common::report_json(&out.stdout);
+    let (code, report) = crate::rebase::run(&repo, &["--format", "editblock", "--dry-run"], &reply);
+    assert_eq!(code, 0, "{}", report["status"]);
     assert_eq!(report["edits"].as_array().map(Vec::len), Some(count), "{}", report["status"]);
     let out = repo.apply().args(["parse", "--format", "editblock", "-"]).write_stdin(reply).output().unwrap();
     let parsed = String::from_utf8(out.stdout).unwrap();
