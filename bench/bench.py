@@ -10,6 +10,7 @@ as JSON to bench/results/latest.json. Targets are reported, not enforced.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -259,6 +260,10 @@ def big_repo(nfiles):
     cached under bench/.cache/ by its parameters."""
     repo = os.path.join(CACHE, f"repo-{nfiles}-v{GEN_VERSION}")
     if os.path.exists(os.path.join(repo, ".git", "bench-ready")):
+        # A run killed inside a git command leaves its lock behind; only the
+        # bench uses this repo.
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(repo, ".git", "index.lock"))
         return repo
     shutil.rmtree(repo, ignore_errors=True)
     init_repo(repo)
@@ -359,7 +364,8 @@ def row2(ctx, results, nfiles):
     t0 = time.perf_counter()
     repo = big_repo(nfiles)
     print(f"  (repo of {nfiles} files ready in {time.perf_counter() - t0:.1f}s)", file=sys.stderr)
-    base = sh(["git", "-C", repo, "rev-parse", "main"]).decode().strip()
+    # The root commit, not main: a run stopped mid-row leaves main on its edit.
+    base = sh(["git", "-C", repo, "rev-list", "--max-parents=0", "main"]).decode().strip()
     sh(["git", "-C", repo, "reset", "-q", "--hard", base])
     path = big_repo_path(nfiles // 2)
     with open(os.path.join(repo, path)) as f:
