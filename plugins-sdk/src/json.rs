@@ -357,6 +357,23 @@ pub fn json_values(reply: &str) -> JsonFound<'_> {
     found
 }
 
+/// Whether [`json_values`] reads `reply` as JSON through and through: its
+/// first character (after white space) opens an object or an array.
+pub fn is_json_reply(reply: &str) -> bool {
+    opens_json(reply)
+}
+
+/// What [`json_values`] finds in a JSON reply ([`is_json_reply`]) from byte
+/// `start` on, where one of its values (or white space before one) starts:
+/// the values from there, and the problem that ends them. For a reader that
+/// reads such a reply's values in one pass and, at the first it cannot
+/// read, goes on as [`json_values`] would have from there.
+pub fn json_values_from(reply: &str, start: usize) -> JsonFound<'_> {
+    let mut found = JsonFound::default();
+    read_stream(reply, start..reply.len(), Meant::Yes { ends_reply: true }, &mut found);
+    found
+}
+
 /// Whether `text` starts (after whitespace) with `{` or `[`.
 fn opens_json(text: &str) -> bool {
     text.trim_start().starts_with(['{', '['])
@@ -433,6 +450,27 @@ mod tests {
         let found = json_values(lines);
         assert_eq!(texts(&found), ["{\"a\": 1}", "{\"b\": 2}"]);
         assert_eq!(found.values[1].start, 9);
+    }
+
+    #[test]
+    fn a_json_reply_read_from_any_of_its_values_on_is_what_the_whole_read_finds_there() {
+        let replies = [
+            "{\"a\": 1}\n[2, {\"b\": 3}]\n\"s\" 4 {\"c\": {\"d\\u00e9\": []}}\n",
+            "[{\"a\": 1}]\n{\"b\": 2}\n{\"c\": [1, \n",
+            "{\"a\": 1} {\"b\" 2} {\"c\": 3}",
+        ];
+        for reply in replies {
+            assert!(is_json_reply(reply));
+            let whole = json_values(reply);
+            for (i, value) in whole.values.iter().enumerate() {
+                let from = json_values_from(reply, value.start);
+                assert_eq!(from.values, whole.values[i..], "{reply:?} from {}", value.start);
+                assert_eq!(from.problems, whole.problems, "{reply:?} from {}", value.start);
+            }
+            let last_end = whole.values.last().map_or(0, |v| v.start + v.text.len());
+            assert_eq!(json_values_from(reply, last_end).problems, whole.problems, "{reply:?}");
+        }
+        assert!(!is_json_reply("Here: {\"a\": 1}"));
     }
 
     #[test]

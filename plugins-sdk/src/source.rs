@@ -101,8 +101,22 @@ impl<'a> IndexedLines<'a> {
     /// a slice index does.
     #[inline]
     pub fn line(&self, index: usize) -> &'a str {
-        assert!(index < self.count, "line {index} of a text of {} lines", self.count);
-        &self.text[self.offset(index)..self.offset(index + 1)]
+        if index >= self.count {
+            past_the_last_line(index, self.count);
+        }
+        // A parser asks for every line of a reply, some several times: the
+        // checks of a `str` slice (each end a character boundary) cost more
+        // than the rest of the call in a component.
+        let starts = &self.map.line_starts;
+        // SAFETY: `index < count <= starts.len()`; a line start is 0, just
+        // past a `\n` or the text's length (the next start, or the text's
+        // end, is never before it), so both ends are character boundaries
+        // of `text`, in order.
+        unsafe {
+            let start = *starts.get_unchecked(index) as usize;
+            let end = starts.get(index + 1).map_or(self.text.len(), |&end| end as usize);
+            self.text.get_unchecked(start..end)
+        }
     }
 
     /// Index of the first line that starts at or after byte `offset`.
@@ -114,6 +128,12 @@ impl<'a> IndexedLines<'a> {
     pub fn map(&self) -> &SourceMap {
         &self.map
     }
+}
+
+#[cold]
+#[inline(never)]
+fn past_the_last_line(index: usize, count: usize) -> ! {
+    panic!("line {index} of a text of {count} lines")
 }
 
 #[cfg(test)]
@@ -130,6 +150,22 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(SourceMap::new(&text).line_starts, naive);
         }
+
+        /// Each indexed line is the text's line, with its ending, whatever
+        /// characters surround its newlines.
+        #[test]
+        fn indexed_lines_are_the_texts_lines(text in "[a\n\r\u{e9}\u{20ac}\u{1F600}]{0,200}") {
+            let lines = IndexedLines::new(&text);
+            let got: Vec<&str> = (0..lines.len()).map(|i| lines.line(i)).collect();
+            let expected: Vec<&str> = crate::text::lines_with_endings(&text).collect();
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "line 2 of a text of 2 lines")]
+    fn a_line_past_the_last_panics() {
+        IndexedLines::new("a\nb").line(2);
     }
 
     #[test]

@@ -6,11 +6,14 @@
 use std::borrow::Cow;
 
 use agent_apply_sdk::fence::{fenced_blocks, is_shell_info};
-use agent_apply_sdk::json::{ArrayItems, JsonString, Kind, Node, json_values, key_is, unescaped};
+use agent_apply_sdk::json::{
+    ArrayItems, JsonFound, JsonString, Kind, Node, is_json_reply, json_values, json_values_from, key_is, space_len,
+    unescaped,
+};
 use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::offset_in;
+use agent_apply_sdk::text::{line_count, offset_in};
 use serde_json::{Map, Value};
 
 use crate::{Action, Call, Replacement, Text};
@@ -40,41 +43,22 @@ enum Found {
 /// Read every call in `reply`. Absolute paths under `root` become
 /// repo-relative; others stay absolute for the host's path policy to refuse.
 pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
-    let found = json_values(reply);
-    // Sized once, for a call per JSON value (an array of calls grows it):
-    // grown by doubling, a reply of 20,000 calls had the old and new vectors
-    // side by side in the plugin's memory. No call is shorter than
-    // `{"path":"a","content":""}`, so a reply of tiny values reserves no
-    // more than so many calls could need.
-    let calls = found.values.len().min(reply.len() / 25);
-    let out = Parsed { edits: Vec::with_capacity(calls), ..Parsed::default() };
-    let mut reader = Reader { reply, map: SourceMap::new(reply), root, out };
-    for problem in &found.problems {
-        let span = reader.map.span(problem.at, problem.end);
-        // A reply that ends inside a call was cut off: refused whole, and
-        // the model is asked for the calls from this one on.
-        let diagnostic = if problem.cut_off {
-            Diagnostic::cut_off(format!("inside the tool call's JSON at reply line {}", span.first_line), Some(span))
-        } else {
-            let message = format!("reply line {}: the JSON does not parse: {}", span.first_line, problem.message);
-            Diagnostic::error(message, Some(span)).with_hint(HINT)
-        };
-        reader.out.diagnostics.push(diagnostic);
-    }
-    for value in &found.values {
-        reader.value(value.text.trim_end());
-    }
-    for fence in fenced_blocks(reply).into_iter().filter(|f| is_shell_info(f.info)) {
-        let command = fence.body.trim_end().to_string();
-        if !command.is_empty() {
-            reader.out.commands.push(SuggestedCommand { command, span: reader.map.span(fence.start, fence.end) });
-        }
-    }
-    for (number, edit) in (1..).zip(&mut reader.out.edits) {
-        edit.op.number = number;
-    }
-    reader.out.diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
-    reader.out
+    let mut reader = Reader::new(reply, root);
+    // What is left to read the way `json_values` finds it: all of a reply
+    // in prose; a JSON reply's values from the first that one pass cannot read.
+    let found = if is_json_reply(reply) {
+        // One call a line at most, as in JSON Lines (a pretty-printed call
+        // spans several): sized with room, the vector is not grown by
+        // doubling, which left the old and new vectors side by side in the
+        // plugin's memory. No call is shorter than `{"path":"a","content":""}`.
+        reader.out.edits.reserve(line_count(reply).min(reply.len() / 25));
+        reader.stream()
+    } else {
+        let found = json_values(reply);
+        reader.out.edits.reserve(found.values.len().min(reply.len() / 25));
+        found
+    };
+    reader.finish(&found)
 }
 
 struct Reader<'r> {
@@ -85,6 +69,81 @@ struct Reader<'r> {
 }
 
 impl<'r> Reader<'r> {
+    fn new(reply: &'r str, root: Option<&'r str>) -> Self {
+        Reader { reply, map: SourceMap::new(reply), root, out: Parsed::default() }
+    }
+
+    /// The calls of `found`'s values, its problems, the reply's shell
+    /// blocks, and the result in order.
+    fn finish(mut self, found: &JsonFound<'r>) -> Parsed<Call> {
+        for problem in &found.problems {
+            let span = self.map.span(problem.at, problem.end);
+            // A reply that ends inside a call was cut off: refused whole, and
+            // the model is asked for the calls from this one on.
+            let diagnostic = if problem.cut_off {
+                Diagnostic::cut_off(
+                    format!("inside the tool call's JSON at reply line {}", span.first_line),
+                    Some(span),
+                )
+            } else {
+                let message = format!("reply line {}: the JSON does not parse: {}", span.first_line, problem.message);
+                Diagnostic::error(message, Some(span)).with_hint(HINT)
+            };
+            self.out.diagnostics.push(diagnostic);
+        }
+        for value in &found.values {
+            self.value(value.text.trim_end());
+        }
+        for fence in fenced_blocks(self.reply).into_iter().filter(|f| is_shell_info(f.info)) {
+            let command = fence.body.trim_end().to_string();
+            if !command.is_empty() {
+                self.out.commands.push(SuggestedCommand { command, span: self.map.span(fence.start, fence.end) });
+            }
+        }
+        for (number, edit) in (1..).zip(&mut self.out.edits) {
+            edit.op.number = number;
+        }
+        self.out.diagnostics.sort_by_key(|d| d.span.map(|s| s.start));
+        self.out
+    }
+
+    /// The values of a JSON reply, each read once into its tree (an array's
+    /// items one by one) and its calls taken, where `json_values` read each
+    /// twice: once to find where it ends, once into the tree. At the first
+    /// value that one pass cannot read, what it took from that value is put
+    /// back and the rest is left to `json_values_from`, which finds what
+    /// `json_values` would have there: the result is the same either way.
+    fn stream(&mut self) -> JsonFound<'r> {
+        let reply = self.reply;
+        let mut at = 0;
+        loop {
+            at += space_len(&reply[at..]);
+            if at == reply.len() {
+                return JsonFound::default();
+            }
+            let taken = (self.out.edits.len(), self.out.diagnostics.len(), self.out.commands.len());
+            let rest = &reply[at..];
+            let read = match ArrayItems::of(rest) {
+                Some(mut items) => {
+                    items.try_for_each(|item| item.map(|call| self.node(&call, 1))).map(|()| items.end())
+                }
+                None => Node::parse_prefix(rest).map(|(value, end)| {
+                    self.node(&value, 0);
+                    end
+                }),
+            };
+            match read {
+                Ok(length) => at += length,
+                Err(_) => {
+                    self.out.edits.truncate(taken.0);
+                    self.out.diagnostics.truncate(taken.1);
+                    self.out.commands.truncate(taken.2);
+                    return json_values_from(reply, at);
+                }
+            }
+        }
+    }
+
     /// A JSON value of the reply (text serde_json read as one), read once
     /// into a tree: not once more per level its strings nest in.
     /// An array's items each get a tree of their own, in turn: a reply
@@ -460,4 +519,55 @@ pub fn repo_relative(path: &str, root: Option<&str>) -> String {
         }
     }
     path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values a reply's stream is made of: calls (alone, enveloped, in
+    /// arrays and messages), JSON that is no call, a key that does not
+    /// unescape (JSON a tree cannot read) and text that is no JSON.
+    const PIECES: [&str; 12] = [
+        r#"{"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}"#,
+        r#"{"name": "Edit", "input": {"file_path": "b.py", "old_string": "y\n", "new_string": "z\n"}}"#,
+        r#"[{"path": "c.txt", "content": "new\n"}, {"command": "view", "path": "c.txt"}]"#,
+        r#"{"choices": [{"message": {"tool_calls": [{"function": {"name": "Write", "arguments": "{\"path\": \"d\", \"content\": \"\"}"}}]}}]}"#,
+        r#"{"file_path": "e.py", "old_string": 3}"#,
+        r#"{"note": [1, 2.5e3, true, null, "s"]}"#,
+        r#"{"bad\q": 1, "path": "f", "content": ""}"#,
+        r#"[{"path": "g", "content": ""}, {"k\x": 1}, {"path": "h", "content": ""}]"#,
+        "42",
+        r#""text""#,
+        "{not json}",
+        r#"[{"path": "i", "content": ""},"#,
+    ];
+
+    proptest! {
+        /// One pass over a JSON reply finds what reading each value twice
+        /// (`json_values`, then its tree) found: the same calls,
+        /// diagnostics and commands, however the reply breaks or ends.
+        #[test]
+        fn one_pass_over_a_json_reply_reads_what_two_passes_read(
+            picks in proptest::collection::vec((0..PIECES.len(), prop_oneof![Just("\n"), Just(" "), Just("")]), 1..7),
+            lead in prop_oneof![Just(""), Just("  \n")],
+            cut in proptest::option::of(0.0..1.0f64),
+        ) {
+            let mut reply: String = lead.to_string();
+            for (piece, gap) in picks {
+                reply.push_str(PIECES[piece]);
+                reply.push_str(gap);
+            }
+            if let Some(cut) = cut {
+                let mut at = (reply.len() as f64 * cut) as usize;
+                while !reply.is_char_boundary(at) {
+                    at -= 1;
+                }
+                reply.truncate(at);
+            }
+            let twice = Reader::new(&reply, None).finish(&json_values(&reply));
+            prop_assert_eq!(parse(&reply, None), twice);
+        }
+    }
 }
