@@ -15,7 +15,7 @@
 
 use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blocks_at_once};
 use agent_apply_sdk::message;
-use agent_apply_sdk::message::{Composite, Piece};
+use agent_apply_sdk::message::{Composite, WritePieces};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending, trim};
 use serde::{Deserialize, Serialize};
@@ -247,9 +247,9 @@ impl<'a> Label<'a> {
 }
 
 impl Composite for Label<'_> {
-    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+    fn pieces<W: WritePieces>(&self, write: W) -> W::Done {
         let (block, (open, line, close)) = (self.block, self.quote);
-        write(&[&"block ", &block.number, &" (reply line ", &block.reply_line, &open, &line, &close, &")"])
+        write.pieces((&"block ", &block.number, &" (reply line ", &block.reply_line, &open, &line, &close, &")"))
     }
 }
 

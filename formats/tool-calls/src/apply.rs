@@ -9,7 +9,7 @@ use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
 };
 use agent_apply_sdk::message;
-use agent_apply_sdk::message::{Composite, Piece};
+use agent_apply_sdk::message::{Composite, Piece, WritePieces};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{
     Eol, find_all, line_count, lines_with_endings, newline_count, splice_lines, split_bom, strip_ending,
@@ -146,11 +146,11 @@ struct ReplacedExactly {
 }
 
 impl Composite for ReplacedExactly {
-    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+    fn pieces<W: WritePieces>(&self, write: W) -> W::Done {
         let (first, last) = (&self.lines.start, &self.lines.end);
         match self.places {
-            1 => write(&[&"replaced lines ", first, &"-", last, &" (exact match)"]),
-            n => write(&[
+            1 => write.pieces((&"replaced lines ", first, &"-", last, &" (exact match)")),
+            n => write.pieces((
                 &"replaced all ",
                 &n,
                 &" occurrences, lines ",
@@ -158,7 +158,7 @@ impl Composite for ReplacedExactly {
                 &"-",
                 last,
                 &" (exact matches, replace_all)",
-            ]),
+            )),
         }
     }
 }

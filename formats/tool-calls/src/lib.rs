@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::message;
-use agent_apply_sdk::message::{Composite, Piece};
+use agent_apply_sdk::message::{Composite, Piece, WritePieces};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{LineCount, contains};
 use agent_apply_sdk::view::render_ranges;
@@ -133,19 +133,21 @@ impl Action<Text> {
 struct ActionSummary<'a>(&'a Action<Text>);
 
 impl Composite for ActionSummary<'_> {
-    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+    fn pieces<W: WritePieces>(&self, write: W) -> W::Done {
         match self.0 {
-            Action::Replace(r) if r.old.is_empty() => write(&[&"create a file of ", &LineCount(r.new.line_count())]),
+            Action::Replace(r) if r.old.is_empty() => {
+                write.pieces((&"create a file of ", &LineCount(r.new.line_count())))
+            }
             Action::Replace(r) => {
                 let all = if r.all { " (every occurrence)" } else { "" };
-                write(&[&"replace ", &LineCount(r.old.line_count()), &" with ", &r.new.line_count(), &all])
+                write.pieces((&"replace ", &LineCount(r.old.line_count()), &" with ", &r.new.line_count(), &all))
             }
-            Action::MultiEdit { edits } => write(&[&edits.len(), &" replacements in order"]),
+            Action::MultiEdit { edits } => write.pieces((&edits.len(), &" replacements in order")),
             Action::Insert { after_line, text } => {
-                write(&[&"insert ", &LineCount(text.line_count()), &" after line ", after_line])
+                write.pieces((&"insert ", &LineCount(text.line_count()), &" after line ", after_line))
             }
             Action::Write { content, .. } => {
-                write(&[&"write the whole file (", &LineCount(content.line_count()), &")"])
+                write.pieces((&"write the whole file (", &LineCount(content.line_count()), &")"))
             }
         }
     }
@@ -177,9 +179,9 @@ impl Call {
 struct CallLabel<'a>(&'a Call);
 
 impl Composite for CallLabel<'_> {
-    fn pieces<R>(&self, write: impl FnOnce(&[&dyn Piece]) -> R) -> R {
+    fn pieces<W: WritePieces>(&self, write: W) -> W::Done {
         let call = self.0;
-        write(&[&"call ", &call.number, &" (`", &call.tool, &"`, reply line ", &call.reply_line, &")"])
+        write.pieces((&"call ", &call.number, &" (`", &call.tool, &"`, reply line ", &call.reply_line, &")"))
     }
 }
 
