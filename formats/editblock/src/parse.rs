@@ -5,7 +5,7 @@ use agent_apply_sdk::message;
 use agent_apply_sdk::paths::{path_from_info, path_from_line};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::source::IndexedLines;
-use agent_apply_sdk::text::{lines_holding, strip_ending, trim, trim_end, trim_start};
+use agent_apply_sdk::text::{lines_holding, same_text, strip_ending, trim, trim_end, trim_start};
 
 use crate::Block;
 
@@ -32,14 +32,26 @@ pub(crate) fn marker(line: &str) -> Option<Marker> {
     marker_after_blanks(line)
 }
 
+/// The markers as the instructions write them.
+const CANONICAL_MARKERS: [(&str, Marker); 3] =
+    [("<<<<<<< SEARCH", Marker::Search), ("=======", Marker::Divider), (">>>>>>> REPLACE", Marker::Replace)];
+
 /// [`marker`] of a line without its leading blanks, which starts with a
 /// marker character.
 #[inline(never)]
 fn marker_after_blanks(line: &str) -> Option<Marker> {
+    let line = strip_ending(line);
+    // Most marker lines are written as the instructions show them: those
+    // are known by one compare, before any trimming or counting.
+    for (written, marker) in CANONICAL_MARKERS {
+        if same_text(line, written) {
+            return Some(marker);
+        }
+    }
     // The SDK's trims, and the run counted in bytes: ASCII byte by byte,
     // where `str`'s decode each char. Every marker is a run of one ASCII
     // character, so a byte count is its char count.
-    let line = trim_end(strip_ending(line));
+    let line = trim_end(line);
     let first = *line.as_bytes().first()?;
     let count = line.bytes().take_while(|&b| b == first).count();
     if !(5..=9).contains(&count) {
@@ -141,6 +153,9 @@ struct Reader<'a> {
     floor: usize,
     paths: PathMemo<'a>,
     block_number: usize,
+    /// The vectors of the last block read, emptied for the next: a block
+    /// grew its own from nothing, three times for ten lines.
+    spare: (Vec<&'a str>, Vec<usize>),
 }
 
 impl<'a> Reader<'a> {
@@ -156,6 +171,7 @@ impl<'a> Reader<'a> {
             floor: 0,
             paths: PathMemo::default(),
             block_number: 0,
+            spare: Default::default(),
         }
     }
 
@@ -164,10 +180,11 @@ impl<'a> Reader<'a> {
         let (offset, line) = (self.lines.offset(index), self.lines.line(index));
         match marker(line) {
             Some(Marker::Replace) => {
-                let block = self.pending.take().expect("pending");
+                let mut block = self.pending.take().expect("pending");
                 self.block_number += 1;
                 let end = offset + line.len();
-                finish(&mut self.parsed, self.lines.map(), block, end, self.block_number, index + 1);
+                finish(&mut self.parsed, self.lines.map(), &mut block, end, self.block_number, index + 1);
+                self.spare = (block.body, block.dividers);
                 self.floor = index + 1;
             }
             Some(Marker::Search) => {
@@ -175,6 +192,7 @@ impl<'a> Reader<'a> {
                 let block = self.pending.take().expect("pending");
                 self.block_number += 1;
                 unterminated(&mut self.parsed, self.lines.map(), &block, self.block_number, Some(index + 1), false);
+                self.spare = (block.body, block.dividers);
                 self.floor = index;
                 return index;
             }
@@ -215,7 +233,10 @@ impl<'a> Reader<'a> {
             f.had_block = true;
         }
         let start = self.lines.offset(index);
-        self.pending = Some(Pending { path, marker_line: index + 1, start, body: Vec::new(), dividers: Vec::new() });
+        let (mut body, mut dividers) = std::mem::take(&mut self.spare);
+        body.clear();
+        dividers.clear();
+        self.pending = Some(Pending { path, marker_line: index + 1, start, body, dividers });
     }
 
     fn stray_replace(&mut self, index: usize) {
@@ -355,13 +376,13 @@ fn remembered<'a>(
 fn finish(
     parsed: &mut Parsed<Block>,
     map: &SourceMap,
-    block: Pending<'_>,
+    block: &mut Pending<'_>,
     end: usize,
     number: usize,
     last_line: usize,
 ) {
     let span = map.span(block.start, end);
-    let Some(path) = block.path else {
+    let Some(path) = block.path.take() else {
         parsed.diagnostics.push(
             Diagnostic::error(format!("block {number} at reply line {} names no file", block.marker_line), Some(span))
                 .with_hint("write the file's path alone on the line before the block (or before its opening fence)"),

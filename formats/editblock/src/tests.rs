@@ -3,6 +3,7 @@ use agent_apply_sdk::types::*;
 use proptest::prelude::*;
 
 use super::EditBlock;
+use crate::parse::{Marker, marker};
 
 fn parse(reply: &str) -> ParseOutput {
     Plugin::parse(&EditBlock, reply, &[])
@@ -70,6 +71,16 @@ fn marker_variants() {
         assert_eq!(parsed.edits.len(), 1, "{s}: {:?}", parsed.diagnostics);
     }
     assert!(parse("a.py\n<<<< SEARCH\nx\n====\ny\n>>>> REPLACE\n").edits.is_empty());
+    // Each marker as the instructions write it, whatever its line ending,
+    // and what is one character off it.
+    for ending in ["", "\n", "\r\n"] {
+        assert_eq!(marker(&format!("<<<<<<< SEARCH{ending}")), Some(Marker::Search));
+        assert_eq!(marker(&format!("  ======={ending}")), Some(Marker::Divider));
+        assert_eq!(marker(&format!(">>>>>>> REPLACE{ending}")), Some(Marker::Replace));
+        assert_eq!(marker(&format!("<<<<<<< SEARCHED{ending}")), None);
+        assert_eq!(marker(&format!("=======x{ending}")), None);
+        assert_eq!(marker(&format!(">>>>>>> replace {ending}")), Some(Marker::Replace));
+    }
 }
 
 #[test]
