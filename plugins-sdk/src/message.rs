@@ -246,27 +246,46 @@ fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
+/// The two digits of every number below 100, one after the other.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
 /// `n` in decimal, appended. Numbers in messages fit 32 bits: their digits
 /// are taken in 32-bit arithmetic, which a component divides by 10 with a
-/// multiply (64-bit division there is a real divide per digit).
+/// multiply (64-bit division there is a real divide per digit), two at a
+/// time, straight into the string's room (line numbers run to six digits,
+/// and a message holds several).
 fn push_decimal(out: &mut String, n: u64) {
     let Ok(mut n) = u32::try_from(n) else {
         use std::fmt::Write as _;
         let _ = write!(out, "{n}");
         return;
     };
-    let mut buffer = [0u8; 10];
-    let mut at = buffer.len();
-    loop {
-        at -= 1;
-        buffer[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    let len = digits(n as u64);
+    out.reserve(len);
+    // SAFETY: `out` has room for `len` more bytes; the writes fill exactly
+    // the `len` bytes past its length (a number of `len` digits takes
+    // `len` of them from the right), all ASCII digits, so `out` stays UTF-8.
+    unsafe {
+        let bytes = out.as_mut_vec();
+        let start = bytes.as_mut_ptr().add(bytes.len());
+        let mut at = len;
+        while n >= 10 {
+            let pair = (n % 100) as usize * 2;
+            n /= 100;
+            at -= 2;
+            start.add(at).write(DIGIT_PAIRS[pair]);
+            start.add(at + 1).write(DIGIT_PAIRS[pair + 1]);
         }
+        if at == 1 {
+            start.write(b'0' + n as u8);
+        }
+        bytes.set_len(bytes.len() + len);
     }
-    // SAFETY: the bytes from `at` on are ASCII digits.
-    push_small(out, unsafe { std::str::from_utf8_unchecked(&buffer[at..]) });
 }
 
 macro_rules! unsigned_pieces {
