@@ -51,5 +51,10 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
         super::output::verbose(&plugin_output, &format!("parse {parse_ms:.1} ms"));
     }
     let malformed = output.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    // The process ends after this: nothing in the formats' instances, the
+    // edits read or the engine needs to run (see `apply::run`).
+    std::mem::forget(reading);
+    drop(existing);
+    std::mem::forget(workspace);
     Ok(if malformed { Exit::EditsFailed } else { Exit::Ok })
 }
