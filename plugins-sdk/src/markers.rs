@@ -87,6 +87,15 @@ pub fn first_marker(text: &str) -> Option<(u32, &'static str)> {
 /// other line holds a marker, even with some of its bytes made spaces
 /// (the host blanks what a format read, then looks at the rest).
 pub fn marker_candidates(text: &str) -> Vec<(usize, &str)> {
+    // Every core holds one of these bytes (`diff --git ` its `-`). The host
+    // asks this of each stretch of a reply a format left unread, thousands
+    // of short ones (a path line, a fence) that hold none: two SIMD passes
+    // over a few bytes, where starting the seven searches cost a thousand
+    // instructions a stretch.
+    let bytes = text.as_bytes();
+    if memchr::memchr3(b'<', b'>', b'-', bytes).is_none() && memchr::memchr3(b'+', b'@', b'*', bytes).is_none() {
+        return Vec::new();
+    }
     let mut lines: Vec<(usize, &str)> = FINDERS.iter().flat_map(|finder| lines_found(text, finder)).collect();
     lines.sort_unstable_by_key(|&(start, _)| start);
     lines.dedup_by_key(|&mut (start, _)| start);
@@ -126,7 +135,20 @@ mod tests {
         }
     }
 
+    /// The lines holding a core, by the seven searches alone.
+    fn candidates_by_search(text: &str) -> Vec<(usize, &str)> {
+        let mut lines: Vec<(usize, &str)> = FINDERS.iter().flat_map(|finder| lines_found(text, finder)).collect();
+        lines.sort_unstable_by_key(|&(start, _)| start);
+        lines.dedup_by_key(|&mut (start, _)| start);
+        lines
+    }
+
     proptest::proptest! {
+        #[test]
+        fn a_text_without_a_cores_bytes_has_no_candidates(text in r"([a-z <>+@*\-\n]|diff --git |<<<<<|@@|\*\*\*){0,12}") {
+            proptest::prop_assert_eq!(marker_candidates(&text), candidates_by_search(&text));
+        }
+
         #[test]
         fn the_candidates_hold_every_marker_line(lines in proptest::collection::vec(proptest::sample::select(vec![
             "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE\n", "------- SEARCH\n", "+++++++ REPLACE\r\n",
