@@ -108,7 +108,11 @@ impl ApplyReport {
 /// One edit's line (and its hint), written straight into `out`: a reply of
 /// 20,000 edits made and copied 20,000 formatted strings.
 fn edit_line(out: &mut impl Write, e: &EditJson, styled: bool) -> fmt::Result {
-    write!(out, "edit {} ", e.index)?;
+    // The number without the formatting machinery: its line is written
+    // for each of a large reply's edits.
+    out.write_str("edit ")?;
+    out.write_str(itoa::Buffer::new().format(e.index))?;
+    out.write_char(' ')?;
     out.write_str(&e.path)?;
     match e.status {
         EditState::Rebased => out.write_str(" rebased")?,
