@@ -77,14 +77,12 @@ fn dash_range(text: &str) -> Option<Result<(u32, u32), String>> {
 /// decorated and optionally followed by a version tag (`@3fa9c1`). `Some(Err)`
 /// is a line shaped like a header whose range is unusable.
 pub fn header(line: &str) -> Option<Result<Header, String>> {
-    let core = strip_decoration(strip_ending(line));
-    let (core, tag) = match core.rsplit_once(char::is_whitespace) {
-        Some((rest, last)) => match tag_token(last) {
-            Some(tag) => (strip_decoration(rest), Some(tag)),
-            None => (core, None),
-        },
-        None => (core, None),
-    };
+    let text = strip_ending(line);
+    // Most headers are written bare (`src/a.py:4-9`): printable ASCII with
+    // no space, no decoration at either end. Such a line is its own core
+    // and has no tag token; the trims below (which decode a character at a
+    // time) are for the rest.
+    let (core, tag) = if is_bare(text) { (text, None) } else { decorated_core(text) };
     let (path, range) = core.rsplit_once(':')?;
     let path = path.trim_end_matches('`');
     if !looks_like_path(path) {
@@ -92,6 +90,26 @@ pub fn header(line: &str) -> Option<Result<Header, String>> {
     }
     let range = dash_range(range)?;
     Some(range.map(|(start, end)| Header { path: normalize(path), range: Range { start, end, tag } }))
+}
+
+/// Whether `text` is printable ASCII without a space and without
+/// decoration at either end: its own core, with no tag token.
+fn is_bare(text: &str) -> bool {
+    text.bytes().all(|b| b.is_ascii_graphic())
+        && !matches!(text.as_bytes().first(), Some(b'#' | b'*' | b'>' | b'`'))
+        && !matches!(text.as_bytes().last(), Some(b':' | b'*' | b'`'))
+}
+
+/// A header line's core, its decoration and version tag taken off.
+fn decorated_core(text: &str) -> (&str, Option<String>) {
+    let core = strip_decoration(text);
+    match core.rsplit_once(char::is_whitespace) {
+        Some((rest, last)) => match tag_token(last) {
+            Some(tag) => (strip_decoration(rest), Some(tag)),
+            None => (core, None),
+        },
+        None => (core, None),
+    }
 }
 
 /// What a fence's info string says about a range: `lang:START:END`,
@@ -389,6 +407,16 @@ fn standalone_block(b: &mut Builder<'_>, block: &Fence<'_>, edit_file: Option<&s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A bare line is its own core, with no tag: what the trims give it.
+        #[test]
+        fn a_bare_line_is_its_own_core(text in "[a-z./:0-9@`*#>-]{0,12}|[a-z./:0-9@`*#> \t\u{a0}-]{0,12}") {
+            if is_bare(&text) {
+                proptest::prop_assert_eq!(decorated_core(&text), (text.as_str(), None));
+            }
+        }
+    }
 
     #[test]
     fn header_shapes() {
