@@ -96,6 +96,11 @@ pub fn marker_candidates(text: &str) -> Vec<(usize, &str)> {
     if memchr::memchr3(b'<', b'>', b'-', bytes).is_none() && memchr::memchr3(b'+', b'@', b'*', bytes).is_none() {
         return Vec::new();
     }
+    candidates_by_search(text)
+}
+
+/// [`marker_candidates`] by the seven searches alone.
+fn candidates_by_search(text: &str) -> Vec<(usize, &str)> {
     let mut lines: Vec<(usize, &str)> = FINDERS.iter().flat_map(|finder| lines_found(text, finder)).collect();
     lines.sort_unstable_by_key(|&(start, _)| start);
     lines.dedup_by_key(|&mut (start, _)| start);
@@ -133,14 +138,6 @@ mod tests {
         for line in ["def f():", "    -x", "*args", "@decorator", "+1", "<div>", ">>> prompt", "--flag", "** 2"] {
             assert!(!may_be_marker(line), "{line:?}");
         }
-    }
-
-    /// The lines holding a core, by the seven searches alone.
-    fn candidates_by_search(text: &str) -> Vec<(usize, &str)> {
-        let mut lines: Vec<(usize, &str)> = FINDERS.iter().flat_map(|finder| lines_found(text, finder)).collect();
-        lines.sort_unstable_by_key(|&(start, _)| start);
-        lines.dedup_by_key(|&mut (start, _)| start);
-        lines
     }
 
     proptest::proptest! {
