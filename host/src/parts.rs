@@ -20,7 +20,7 @@ use agent_apply_sdk::types::{
 use crate::Error;
 use crate::config::Config;
 use crate::registry::{Chosen, ChosenBy, FormatEntry, Registry};
-use crate::runtime::PluginInstance;
+use crate::runtime::{ParseId, PluginInstance};
 use crate::snippet;
 
 /// A format must be at least this sure of the rest of a reply to read it as
@@ -38,6 +38,9 @@ pub struct Part {
     pub options: Vec<OptionValue>,
     /// Its edits' indexes in [`Reading::parsed`].
     pub edits: Range<usize>,
+    /// The `parse` of `instance` they came from, when it kept them: they
+    /// are then given back by index rather than by value.
+    pub parse: Option<ParseId>,
 }
 
 /// Everything a reply holds, in the order the formats read it.
@@ -87,7 +90,9 @@ pub fn read(
         snippets.iter_mut().for_each(|d| d.severity = Severity::Warning);
     }
     parsed.diagnostics.splice(0..0, snippets);
-    let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len() }];
+    // `parsed` is the instance's latest parse, read here or by the snippet trial.
+    let parse = instance.latest_parse();
+    let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len(), parse }];
     if parsed.edits.is_empty() {
         if matches!(by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
             wrong_format(registry, config, file, &parts, reply)?;
@@ -115,6 +120,7 @@ pub fn read(
         rest = masked(&rest, &output);
         unread_lines = marker_lines(&rest);
         part.edits = parsed.edits.len()..parsed.edits.len() + output.edits.len();
+        part.parse = part.instance.latest_parse();
         parsed.edits.extend(output.edits);
         parsed.diagnostics.extend(output.diagnostics);
         parsed.commands.extend(output.commands);
@@ -202,7 +208,7 @@ fn best_reader(
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
             let options = reading_options(config, &entry.name, file);
-            best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0 }));
+            best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0, parse: None }));
         }
     }
     Ok(best.map(|(_, part)| part))
@@ -369,12 +375,14 @@ pub fn apply(
         }
         // Passed by reference: a large reply's edits are not copied.
         let given: Vec<&Edit> = mine.iter().map(|&i| &edits[i]).collect();
+        // Their indexes in the output of the part's parse.
+        let kept: Vec<u32> = mine.iter().map(|&i| (i - part.edits.start) as u32).collect();
         let files = current.as_deref().unwrap_or(snapshots);
-        let output = match apply_by_file(part, files, &given)? {
+        let output = match apply_by_file(part, files, &given, &kept)? {
             Some(output) => output,
             None => part
                 .instance
-                .apply(files, &given, &part.options)?
+                .apply_parsed(files, &given, part.parse.map(|parse| (parse, &kept[..])), &part.options)?
                 .map_err(|message| Error::FormatRefused { format: part.name.clone(), message })?,
         };
         let in_order =
@@ -420,7 +428,7 @@ const BY_FILE_FROM_BYTES: usize = 4 << 20;
 /// all in one call, so the outcome is always that call's. Calls stop once
 /// half the plugin's time limit is spent, so a run takes at most two and a
 /// half limits where one call took one.
-fn apply_by_file(part: &mut Part, files: &[File], edits: &[&Edit]) -> Result<Option<ApplyOutput>, Error> {
+fn apply_by_file(part: &mut Part, files: &[File], edits: &[&Edit], kept: &[u32]) -> Result<Option<ApplyOutput>, Error> {
     let size: usize = files.iter().map(|f| f.content.len()).sum();
     if size < BY_FILE_FROM_BYTES || edits.iter().any(|e| !e.related_paths.is_empty()) {
         return Ok(None);
@@ -437,7 +445,9 @@ fn apply_by_file(part: &mut Part, files: &[File], edits: &[&Edit]) -> Result<Opt
         }
         let file = files.iter().find(|f| f.path == path).map(std::slice::from_ref).unwrap_or_default();
         let subset: Vec<&Edit> = mine.iter().map(|&i| edits[i]).collect();
-        let Ok(applied) = part.instance.apply(file, &subset, &part.options)? else { return Ok(None) };
+        let subset_kept: Vec<u32> = mine.iter().map(|&i| kept[i]).collect();
+        let parsed = part.parse.map(|parse| (parse, &subset_kept[..]));
+        let Ok(applied) = part.instance.apply_parsed(file, &subset, parsed, &part.options)? else { return Ok(None) };
         let own = |change: &Change| matches!(change, Change::Write(_) | Change::Delete(_)) && change.path() == path;
         if applied.outcomes.iter().any(|o| o.status == EditStatus::Failed) || !applied.changes.iter().all(own) {
             return Ok(None);

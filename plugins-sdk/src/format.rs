@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::kept::{self, KEEP_PAYLOADS};
+use crate::kept::{self, KEEP_PAYLOADS, Kept};
 use crate::reply_text;
 use crate::types::*;
 use crate::view;
@@ -275,6 +275,14 @@ pub trait Plugin {
     /// edit. It takes the edits by value so that each payload is freed once
     /// read: a large reply's payloads are megabytes of linear memory.
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String>;
+    /// The contract's `apply-kept` (0.2): `apply` of the edits at these
+    /// indexes of what the latest `parse` returned, which this instance
+    /// kept (the host's [`KEEP_PAYLOADS`] option). A plugin that keeps
+    /// nothing refuses, and the host gives the edits back by `apply`.
+    fn apply_kept(&self, files: Vec<File>, edits: Vec<u32>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
+        let _ = (files, edits, options);
+        Err("this plugin keeps no edits; give them back by `apply`".into())
+    }
     /// The contract's `render`: the view of a file a model should read.
     fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String>;
     /// The contract's `lint`: leftovers of this format in a file.
@@ -305,25 +313,32 @@ impl<F: Format> Plugin for F {
 
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
         let mut typed = Vec::with_capacity(edits.len());
-        // Where each kept payload was taken from, to keep it again after.
+        // Where each kept edit was taken from, to keep it again after.
         let mut taken_from = Vec::with_capacity(edits.len());
         let mut unreadable = None;
         for (index, edit) in edits.into_iter().enumerate() {
-            let decoded = match kept::with(|kept| kept.take::<F::Op>(&edit.payload)) {
-                Some(taken) => taken.map(|(at, op)| (Some(at), op)),
-                None => serde_json::from_str(&edit.payload).map(|op| (None, op)).map_err(|e| e.to_string()),
+            // A reference names the edit as `parse` read it; JSON carries
+            // only the payload.
+            let decoded = match kept::with(|kept| kept.take::<ParsedEdit<F::Op>>(&edit.payload)) {
+                Some(taken) => taken.map(|(at, kept)| (Some(at), kept)).map_err(|error| (error, edit.path)),
+                None => match serde_json::from_str(&edit.payload) {
+                    Ok(op) => {
+                        let Edit { path, related_paths, span, summary, .. } = edit;
+                        Ok((None, ParsedEdit { path, related_paths, span, summary, op }))
+                    }
+                    Err(error) => Err((error.to_string(), edit.path)),
+                },
             };
-            let (at, op) = match decoded {
-                Ok(decoded) => decoded,
-                Err(error) => {
-                    unreadable =
-                        Some(format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path));
+            match decoded {
+                Ok((at, parsed)) => {
+                    taken_from.push(at);
+                    typed.push(parsed);
+                }
+                Err((error, path)) => {
+                    unreadable = Some(format!("edit {index} ({path}) has a payload this plugin cannot read: {error}"));
                     break;
                 }
-            };
-            taken_from.push(at);
-            let Edit { path, related_paths, span, summary, .. } = edit;
-            typed.push(ParsedEdit { path, related_paths, span, summary, op });
+            }
         }
         let output = match unreadable {
             Some(message) => Err(message),
@@ -333,10 +348,17 @@ impl<F: Format> Plugin for F {
         kept::with(|kept| {
             for (at, edit) in taken_from.into_iter().zip(typed) {
                 if let Some(at) = at {
-                    kept.put_back(at, edit.op);
+                    kept.put_back(at, edit);
                 }
             }
         });
+        output
+    }
+
+    fn apply_kept(&self, files: Vec<File>, edits: Vec<u32>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
+        let typed = kept::with(|kept| kept.take_all::<ParsedEdit<F::Op>>(&edits))?;
+        let output = apply_typed(self, files, &typed, options);
+        kept::with(|kept| edits.iter().zip(typed).for_each(|(&at, edit)| kept.put_back(at as usize, edit)));
         output
     }
 
@@ -352,26 +374,37 @@ impl<F: Format> Plugin for F {
 /// `parsed` as the contract gives it: each payload JSON, or kept in the
 /// instance when the host says it will give the edits back.
 fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue]) -> ParseOutput {
+    if !keeps_payloads(options) {
+        kept::with(Kept::forget);
+        return with_json_payloads(parsed);
+    }
+    // Kept whole, as read, for `apply-kept` to give back to the format; the
+    // contract's edits are copies whose payloads refer to them.
+    let mut edits = Vec::with_capacity(parsed.edits.len());
+    edits.extend(parsed.edits.iter().map(|edit| Edit {
+        path: edit.path.clone(),
+        related_paths: edit.related_paths.clone(),
+        span: edit.span,
+        summary: edit.summary.clone(),
+        payload: String::new(),
+    }));
+    let references = kept::with(|kept| kept.keep(parsed.edits));
+    edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
+    ParseOutput { edits, diagnostics: parsed.diagnostics, commands: parsed.commands }
+}
+
+/// `parsed` with each payload encoded as JSON.
+fn with_json_payloads<Op: Serialize>(parsed: Parsed<Op>) -> ParseOutput {
     let mut diagnostics = parsed.diagnostics;
-    let keep = keeps_payloads(options);
-    let mut ops = Vec::with_capacity(if keep { parsed.edits.len() } else { 0 });
-    let to_edit = |ParsedEdit { path, related_paths, span, summary, op }| {
-        let payload = if keep {
-            ops.push(op);
-            String::new()
-        } else {
-            match serde_json::to_string(&op) {
-                Ok(payload) => payload,
-                Err(error) => {
-                    let message = format!("internal error: could not encode an edit of {path}: {error}");
-                    diagnostics.push(Diagnostic::error(message, Some(span)));
-                    return None;
-                }
-            }
-        };
-        Some(Edit { path, related_paths, span, summary, payload })
+    let to_edit = |ParsedEdit { path, related_paths, span, summary, op }| match serde_json::to_string(&op) {
+        Ok(payload) => Some(Edit { path, related_paths, span, summary, payload }),
+        Err(error) => {
+            let message = format!("internal error: could not encode an edit of {path}: {error}");
+            diagnostics.push(Diagnostic::error(message, Some(span)));
+            None
+        }
     };
-    let mut edits: Vec<Edit> = if align_of::<ParsedEdit<Op>>() == align_of::<Edit>() {
+    let edits: Vec<Edit> = if align_of::<ParsedEdit<Op>>() == align_of::<Edit>() {
         // Collected in place: the parsed edits' buffer becomes the
         // contract's, not a second one beside it.
         parsed.edits.into_iter().filter_map(to_edit).collect()
@@ -383,10 +416,6 @@ fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue])
         edits.extend(parsed.edits.into_iter().filter_map(to_edit));
         edits
     };
-    if keep {
-        let references = kept::with(|kept| kept.keep(ops));
-        edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
-    }
     ParseOutput { edits, diagnostics, commands: parsed.commands }
 }
 

@@ -41,8 +41,7 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
 impl Kept {
     /// Keep `ops` in place of any kept before; returns their references.
     pub(crate) fn keep<Op: 'static>(&mut self, ops: impl IntoIterator<Item = Op>) -> Vec<String> {
-        self.generation += 1;
-        self.ops = None;
+        self.forget();
         let ops: Vec<Option<Op>> = ops.into_iter().map(Some).collect();
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
@@ -50,6 +49,13 @@ impl Kept {
         let references = (0..ops.len()).map(|index| crate::message!(prefix, index)).collect();
         self.ops = Some(Box::new(ops));
         references
+    }
+
+    /// Keep nothing: a `parse` that keeps no payloads makes those of the
+    /// one before it stale, to `apply` as to `apply-kept`.
+    pub(crate) fn forget(&mut self) {
+        self.generation += 1;
+        self.ops = None;
     }
 
     /// The payload `payload` refers to, taken out until [`Kept::put_back`];
@@ -66,13 +72,35 @@ impl Kept {
                 self.generation
             )));
         }
+        let taken = self.take_at(index).map_err(|why| format!("the payload reference {payload:?} {why}"));
+        Some(taken.map(|op| (index, op)))
+    }
+
+    /// The payloads at `indexes` of the latest `parse`, in that order, taken
+    /// out until [`Kept::put_back`]. An error names the first index that
+    /// has none (and takes nothing).
+    pub(crate) fn take_all<Op: 'static>(&mut self, indexes: &[u32]) -> Result<Vec<Op>, String> {
+        if self.ops.is_none() {
+            return Err("this instance keeps no edits: no parse with the keep-payloads option came first".into());
+        }
+        let mut taken = Vec::with_capacity(indexes.len());
+        for (position, &index) in indexes.iter().enumerate() {
+            match self.take_at(index as usize) {
+                Ok(op) => taken.push(op),
+                Err(why) => {
+                    indexes.iter().zip(taken).for_each(|(&at, op)| self.put_back(at as usize, op));
+                    return Err(format!("edit {position} (index {index}) {why}"));
+                }
+            }
+        }
+        Ok(taken)
+    }
+
+    fn take_at<Op: 'static>(&mut self, index: usize) -> Result<Op, &'static str> {
         let Some(ops) = self.ops.as_mut().and_then(|ops| ops.downcast_mut::<Vec<Option<Op>>>()) else {
-            return Some(Err(format!("the payload reference {payload:?} is of another type")));
+            return Err("is of another type");
         };
-        let Some(op) = ops.get_mut(index).and_then(Option::take) else {
-            return Some(Err(format!("the payload reference {payload:?} names no payload, or one given twice")));
-        };
-        Some(Ok((index, op)))
+        ops.get_mut(index).and_then(Option::take).ok_or("names no payload, or one given twice")
     }
 
     /// Keep `op` again at `index`, for the next `apply` of the same edits.
@@ -89,6 +117,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nothing_is_taken_before_a_parse_kept_something() {
+        assert!(Kept::default().take_all::<String>(&[0]).unwrap_err().contains("keeps no edits"));
+    }
+
+    #[test]
     fn a_reference_gives_its_payload_once_until_put_back_and_only_of_the_latest_parse() {
         let mut kept = Kept::default();
         let first = kept.keep(vec!["a".to_string(), "b".to_string()]);
@@ -99,6 +132,14 @@ mod tests {
         kept.put_back(1, "b".to_string());
         assert_eq!(kept.take::<String>(&first[1]), Some(Ok((1, "b".to_string()))));
         assert!(kept.take::<u32>(&first[0]).unwrap().unwrap_err().contains("another type"));
+        kept.put_back(1, "b".to_string());
+        assert_eq!(kept.take_all::<String>(&[1, 0]), Ok(vec!["b".to_string(), "a".to_string()]));
+        assert!(kept.take_all::<String>(&[1]).unwrap_err().contains("given twice"));
+        kept.put_back(0, "a".to_string());
+        kept.put_back(1, "b".to_string());
+        let refused = kept.take_all::<String>(&[0, 2]).unwrap_err();
+        assert!(refused.starts_with("edit 1 (index 2) names no payload"), "{refused}");
+        assert_eq!(kept.take_all::<String>(&[0]), Ok(vec!["a".to_string()]), "a refused request takes nothing");
         let second = kept.keep(vec!["c".to_string()]);
         assert!(kept.take::<String>(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
         assert!(kept.take::<String>("kept:x").unwrap().unwrap_err().contains("malformed"));

@@ -3,7 +3,7 @@
 //! These are generated from `wit/since_v0.1.0/format.wit`; the WIT file documents
 //! every field.
 
-pub use crate::bindings::agent_apply::format::types::{
+pub use crate::bindings::agent_apply::format0_1_0::types::{
     ApplyOutput, Change, Diagnostic, Edit, EditStatus, FailureKind, File, FormatInfo, LevelCount, LineRange, MatchInfo,
     OptionDoc, OptionValue, Outcome, ParseOutput, Renamed, Severity, Span, SuggestedCommand,
 };

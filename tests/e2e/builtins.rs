@@ -85,3 +85,58 @@ fn a_built_in_format_keeps_its_payloads_in_the_instance_that_parsed_them() {
     assert!(json[0].payload.starts_with('{'), "{}", json[0].payload);
     assert_eq!(applied(registry.instantiate(entry).unwrap().apply(&files, &json, &[]).unwrap().unwrap()), first);
 }
+
+/// A built-in format exports contract 0.2's `kept-edits`: the edits its
+/// latest `parse` kept apply by index, in any order and subset, as they do
+/// by value; after another `parse` those indexes are stale, and the host
+/// gives the edits back by value instead.
+#[test]
+fn a_built_in_format_applies_the_edits_its_latest_parse_kept_by_index() {
+    use agent_apply_sdk::KEEP_PAYLOADS;
+    use agent_apply_sdk::types::{ApplyOutput, Edit, File, OptionValue};
+
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(cache.path());
+    let keep = [OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() }];
+    let reply = "a.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n\n\
+                 a.py\n```\n<<<<<<< SEARCH\ny = 1\n=======\ny = 3\n>>>>>>> REPLACE\n```\n";
+    let files = [File::new("a.py", "x = 1\ny = 1\n")];
+    for entry in registry.entries() {
+        let mut instance = registry.instantiate(entry).unwrap();
+        instance.parse("", &keep).unwrap();
+        let kept_nothing = instance.latest_parse().unwrap();
+        assert!(
+            matches!(instance.apply_kept(&files, kept_nothing, &[0], &keep), Some(Ok(Err(e))) if e.contains("names no payload")),
+            "{}: an index past the kept edits is refused",
+            entry.name
+        );
+    }
+    let entry = registry.entries().iter().find(|e| e.name == "editblock").unwrap();
+    let mut instance = registry.instantiate(entry).unwrap();
+    let edits = instance.parse(reply, &keep).unwrap().edits;
+    let parse = instance.latest_parse().expect("a parse that kept its edits");
+    let by_value = |instance: &mut agent_apply::runtime::PluginInstance, edits: &[&Edit]| {
+        instance.apply(&files, edits, &keep).unwrap().unwrap()
+    };
+    let both = by_value(&mut instance, &[&edits[1], &edits[0]]);
+    let second = by_value(&mut instance, &[&edits[1]]);
+    let by_index = |instance: &mut agent_apply::runtime::PluginInstance, indexes: &[u32]| -> ApplyOutput {
+        instance.apply_kept(&files, parse, indexes, &keep).expect("asked by index").unwrap().unwrap()
+    };
+    assert_eq!(by_index(&mut instance, &[1, 0]), both);
+    assert_eq!(by_index(&mut instance, &[1]), second);
+    assert_eq!(both.changes.len(), 1);
+    assert_eq!(both.outcomes.iter().map(|o| o.edit).collect::<Vec<_>>(), [0, 1]);
+    let twice = instance.apply_kept(&files, parse, &[0, 0], &keep).unwrap().unwrap().unwrap_err();
+    assert!(twice.contains("edit 1 (index 0)") && twice.contains("given twice"), "{twice}");
+    // Refused by index, the edits go back by value (and apply).
+    let given: Vec<&Edit> = edits.iter().collect();
+    let fell_back = instance.apply_parsed(&files, &given, Some((parse, &[0, 0])), &keep).unwrap().unwrap();
+    assert_eq!(fell_back.outcomes.len(), 2);
+
+    instance.parse(reply, &[]).unwrap();
+    assert_eq!(instance.latest_parse(), None, "a parse without keep-payloads keeps nothing");
+    assert!(instance.apply_kept(&files, parse, &[0], &keep).is_none(), "an earlier parse's indexes are not asked");
+    let stale = instance.apply_parsed(&files, &given, Some((parse, &[0, 1])), &keep).unwrap().unwrap_err();
+    assert!(stale.contains("earlier parse"), "{stale}");
+}

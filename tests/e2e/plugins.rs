@@ -170,6 +170,9 @@ fn plugin_check_passes_on_the_example_and_fails_on_broken_plugins() {
     bin().args(["plugin", "check", OPS_JSON_WASM]).assert().success().stdout(
         predicate::str::contains("ok    exports the agent-apply:format@0.1.0 contract")
             .and(predicate::str::contains("ok    apply applies the example to the example files"))
+            .and(predicate::str::contains(
+                "ok    apply-kept applies the kept example edits as apply does: agent-apply:format@0.2.0",
+            ))
             .and(predicate::str::contains("checks passed")),
     );
     bin()

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_apply_sdk::types as sdk;
-use wasmtime::component::{Component, ResourceTable};
+use wasmtime::component::{Component, InstancePre, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -42,8 +42,22 @@ mod bindings {
     });
 }
 
-use bindings::{Format as FormatWorld, FormatPre};
+/// Contract 0.2's one new interface, `kept-edits`, over 0.1's types. Its
+/// world's `plugin` export is 0.1's, which `bindings` already calls.
+mod kept_bindings {
+    wasmtime::component::bindgen!({
+        path: ["../plugins-sdk/wit/since_v0.1.0", "../plugins-sdk/wit/since_v0.2.0"],
+        world: "agent-apply:format/format@0.2.0",
+        ownership: Borrowing { duplicate_if_necessary: true },
+        with: { "agent-apply:format/types@0.1.0": super::bindings::agent_apply::format::types },
+    });
+}
+
+use bindings::{Format as FormatWorld, FormatIndices};
 use clock::Clock;
+use kept_bindings::exports::agent_apply::format0_2_0::kept_edits::{
+    Guest as KeptEdits, GuestIndices as KeptEditsIndices,
+};
 
 /// How much a plugin may write to stdout and stderr before the rest is dropped.
 const CAPTURE_BYTES: usize = 64 * 1024;
@@ -288,8 +302,10 @@ impl Runtime {
         };
         let linker = self.linkers.for_component(&self.engine, &component);
         let pre = linker.instantiate_pre(&component).map_err(refuse)?;
-        let pre = FormatPre::new(pre).map_err(refuse)?;
-        Ok(LoadedPlugin { name: name.to_string(), pre, runtime: self.clone() })
+        let indices = FormatIndices::new(&pre).map_err(refuse)?;
+        // Contract 0.2's `kept-edits`, where the plugin exports it.
+        let kept_edits = KeptEditsIndices::new(&pre).ok();
+        Ok(LoadedPlugin { name: name.to_string(), pre, indices, kept_edits, runtime: self.clone() })
     }
 }
 
@@ -297,7 +313,9 @@ impl Runtime {
 #[derive(Clone)]
 pub struct LoadedPlugin {
     name: String,
-    pre: FormatPre<PluginState>,
+    pre: InstancePre<PluginState>,
+    indices: FormatIndices,
+    kept_edits: Option<KeptEditsIndices>,
     runtime: Runtime,
 }
 
@@ -335,14 +353,21 @@ impl LoadedPlugin {
         store.limiter(|state| &mut state.memory);
         self.runtime.clock.watch(&mut store);
         let armed = self.runtime.clock.arm(&mut store, &self.name, "instantiate", limits.timeout)?;
-        let instantiated = self.pre.instantiate(&mut store);
+        let instantiated = self.pre.instantiate(&mut store).and_then(|instance| {
+            let bindings = self.indices.load(&mut store, &instance)?;
+            let kept_edits = self.kept_edits.as_ref().map(|kept| kept.load(&mut store, &instance)).transpose()?;
+            Ok((bindings, kept_edits))
+        });
         drop(armed);
-        let bindings =
+        let (bindings, kept_edits) =
             instantiated.map_err(|e| classify(&self.name, "instantiate", e, &store, &stderr, limits.timeout))?;
         Ok(WasmInstance {
             name: self.name.clone(),
             store,
             bindings,
+            kept_edits,
+            parses: 0,
+            kept_parse: None,
             stderr,
             timeout: limits.timeout,
             poisoned: false,
@@ -390,12 +415,24 @@ fn classify(
     PluginError::Trap { plugin, call, reason, stderr }
 }
 
+/// Which `parse` of an instance a list of edits came from: `apply` may then
+/// give them back by index (contract 0.2's `apply-kept`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseId(u64);
+
 /// A running wasm plugin instance. Calls run one at a time under the
 /// deadline; after a crash the instance refuses further calls.
 pub struct WasmInstance {
     name: String,
     store: Store<PluginState>,
     bindings: FormatWorld,
+    /// Contract 0.2's `kept-edits`, where the plugin exports it.
+    kept_edits: Option<KeptEdits>,
+    /// How many `parse` calls this instance has had.
+    parses: u64,
+    /// The number of the latest `parse`, when it was asked to keep its
+    /// edits (the `keep-payloads` option).
+    kept_parse: Option<ParseId>,
     stderr: MemoryOutputPipe,
     timeout: Duration,
     poisoned: bool,
@@ -433,6 +470,9 @@ impl WasmInstance {
     }
 
     pub fn parse(&mut self, reply: &str, options: &[sdk::OptionValue]) -> Result<sdk::ParseOutput, PluginError> {
+        self.parses += 1;
+        let keeps = options.iter().any(|o| o.key == agent_apply_sdk::KEEP_PAYLOADS && o.value == "on");
+        self.kept_parse = keeps.then_some(ParseId(self.parses));
         let options = convert::options(options);
         guarded_call!(self, "parse", |guest, store| guest.call_parse(store, reply, &options).map(convert::parse_output))
     }
@@ -451,6 +491,37 @@ impl WasmInstance {
         let options = convert::options(options);
         guarded_call!(self, "apply", |guest, store| guest
             .call_apply(store, &files, &edits, &options)
+            .map(|r| r.map(convert::apply_output)))
+    }
+
+    /// `apply-kept` of the edits at `indexes` of the output of parse
+    /// `parse`; `None` when the plugin cannot take them so (it exports no
+    /// `kept-edits`, or that parse is not the latest, or kept nothing).
+    fn apply_kept(
+        &mut self,
+        files: &[sdk::File],
+        parse: ParseId,
+        indexes: &[u32],
+        options: &[sdk::OptionValue],
+    ) -> Option<Result<Result<sdk::ApplyOutput, String>, PluginError>> {
+        if self.kept_parse != Some(parse) {
+            return None;
+        }
+        let kept_edits = self.kept_edits.clone()?;
+        Some(self.call_apply_kept(&kept_edits, files, indexes, options))
+    }
+
+    fn call_apply_kept(
+        &mut self,
+        kept_edits: &KeptEdits,
+        files: &[sdk::File],
+        indexes: &[u32],
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
+        let files: Vec<_> = files.iter().map(convert::file_to_host).collect();
+        let options = convert::options(options);
+        guarded_call!(self, "apply-kept", |_guest, store| kept_edits
+            .call_apply_kept(store, &files, indexes, &options)
             .map(|r| r.map(convert::apply_output)))
     }
 
@@ -539,6 +610,51 @@ impl PluginInstance {
         match self {
             PluginInstance::Wasm(wasm) => wasm.apply(files, edits, options),
             PluginInstance::Native(native) => native.apply(files, edits, options),
+        }
+    }
+
+    /// The latest `parse` of this instance, when it kept its edits for
+    /// [`PluginInstance::apply_parsed`] (a native plugin keeps none).
+    pub fn latest_parse(&self) -> Option<ParseId> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.kept_parse,
+            PluginInstance::Native(_) => None,
+        }
+    }
+
+    /// [`PluginInstance::apply`] of `edits`, which are those at `indexes`
+    /// of the output of `parse` (a [`PluginInstance::latest_parse`]): given
+    /// back by index where the plugin kept them (contract 0.2), else by
+    /// `apply`. A plugin that refuses them by index gets them by `apply`.
+    pub fn apply_parsed<E: Borrow<sdk::Edit>>(
+        &mut self,
+        files: &[sdk::File],
+        edits: &[E],
+        parsed: Option<(ParseId, &[u32])>,
+        options: &[sdk::OptionValue],
+    ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
+        if let Some((parse, indexes)) = parsed
+            && let Some(applied) = self.apply_kept(files, parse, indexes, options)
+            && !matches!(applied, Ok(Err(_)))
+        {
+            return applied;
+        }
+        self.apply(files, edits, options)
+    }
+
+    /// Contract 0.2's `apply-kept` of the edits at `indexes` of the output
+    /// of `parse`; `None` when the plugin cannot be asked (it exports no
+    /// `kept-edits`, or `parse` is not its latest or kept nothing).
+    pub fn apply_kept(
+        &mut self,
+        files: &[sdk::File],
+        parse: ParseId,
+        indexes: &[u32],
+        options: &[sdk::OptionValue],
+    ) -> Option<Result<Result<sdk::ApplyOutput, String>, PluginError>> {
+        match self {
+            PluginInstance::Wasm(wasm) => wasm.apply_kept(files, parse, indexes, options),
+            PluginInstance::Native(_) => None,
         }
     }
 

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use agent_apply_sdk::types::{EditStatus, Severity};
+use agent_apply_sdk::types::{ApplyOutput, EditStatus, FormatInfo, OptionValue, Severity};
+use agent_apply_sdk::{KEEP_PAYLOADS, KEPT_EDITS_VERSION};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
@@ -76,6 +77,29 @@ pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> 
         checks.failed.join("; ")
     ))
     .hint("fix the plugin's `info` and its example so the example reply applies to the example files"))
+}
+
+/// Where the plugin exports contract 0.2's `kept-edits`: the example's
+/// edits, kept by a `parse` and applied by index, come out as `apply` made
+/// them by value.
+fn check_kept_edits(
+    plugin: &mut PluginInstance,
+    info: &FormatInfo,
+    by_value: &ApplyOutput,
+    checks: &mut Checks,
+) -> Result<(), CommandError> {
+    let keep = [OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() }];
+    let count = plugin.parse(&info.example_reply, &keep)?.edits.len() as u32;
+    let Some(parse) = plugin.latest_parse() else { return Ok(()) };
+    let indexes: Vec<u32> = (0..count).collect();
+    let Some(by_index) = plugin.apply_kept(&info.example_files, parse, &indexes, &keep) else { return Ok(()) };
+    let result = match by_index? {
+        Err(error) => Err(format!("apply-kept refused the kept edits: {error}")),
+        Ok(out) if out != *by_value => Err("apply-kept made other changes or outcomes than apply".to_string()),
+        Ok(_) => Ok(format!("agent-apply:format@{KEPT_EDITS_VERSION}")),
+    };
+    checks.check("apply-kept applies the kept example edits as apply does", result);
+    Ok(())
 }
 
 /// Everything but loading. A plugin crash is an error (it ends the check);
@@ -151,6 +175,9 @@ fn smoke_test(plugin: &mut PluginInstance, checks: &mut Checks) -> Result<(), Co
         }
     };
     checks.check("apply applies the example to the example files", apply_result);
+    if let Ok(by_value) = applied {
+        check_kept_edits(plugin, &info, &by_value, checks)?;
+    }
 
     for file in &info.example_files {
         let rendered = plugin.render(file, &[], &[])?;
