@@ -55,7 +55,9 @@ pub struct ParsedEdit<Op> {
     pub related_paths: Vec<String>,
     /// Where in the reply the edit was written.
     pub span: Span,
-    /// One line for humans: "replace 3 lines".
+    /// One line for humans: "replace 3 lines". Only the host shows it: an
+    /// edit the instance kept between `parse` and `apply` comes back to
+    /// [`Format::apply`] with an empty summary.
     pub summary: String,
     /// The format's private payload.
     pub op: Op,
@@ -312,54 +314,34 @@ impl<F: Format> Plugin for F {
     }
 
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
-        let mut typed = Vec::with_capacity(edits.len());
-        // Where each kept edit was taken from, to keep it again after.
-        let mut taken_from = Vec::with_capacity(edits.len());
-        let mut unreadable = None;
-        for (index, edit) in edits.into_iter().enumerate() {
-            // A reference names the edit as `parse` read it; JSON carries
-            // only the payload.
-            let decoded = match kept::with(|kept| kept.take::<ParsedEdit<F::Op>>(&edit.payload)) {
-                Some(taken) => taken.map(|(at, kept)| (Some(at), kept)).map_err(|error| (error, edit.path)),
-                None => match serde_json::from_str(&edit.payload) {
-                    Ok(op) => {
-                        let Edit { path, related_paths, span, summary, .. } = edit;
-                        Ok((None, ParsedEdit { path, related_paths, span, summary, op }))
-                    }
-                    Err(error) => Err((error.to_string(), edit.path)),
-                },
-            };
-            match decoded {
-                Ok((at, parsed)) => {
-                    taken_from.push(at);
-                    typed.push(parsed);
-                }
-                Err((error, path)) => {
-                    unreadable = Some(format!("edit {index} ({path}) has a payload this plugin cannot read: {error}"));
-                    break;
-                }
-            }
-        }
-        let output = match unreadable {
-            Some(message) => Err(message),
-            None => apply_typed(self, files, &typed, options),
+        // References name kept edits (as `parse` read them); JSON carries
+        // only the payload, beside the host's copy of the rest.
+        let unreadable = |index: usize, edit: &Edit, error: &dyn std::fmt::Display| {
+            format!("edit {index} ({}) has a payload this plugin cannot read: {error}", edit.path)
         };
-        // The host may apply the same edits again (on other files, rebased).
-        kept::with(|kept| {
-            for (at, edit) in taken_from.into_iter().zip(typed) {
-                if let Some(at) = at {
-                    kept.put_back(at, edit);
+        if edits.first().is_some_and(|edit| edit.payload.starts_with(kept::PREFIX)) {
+            let mut indexes = Vec::with_capacity(edits.len());
+            for (index, edit) in edits.iter().enumerate() {
+                match kept::with(|kept| kept.index_of(&edit.payload)) {
+                    Some(Ok(at)) => indexes.push(at),
+                    Some(Err(error)) => return Err(unreadable(index, edit, &error)),
+                    None => return Err(unreadable(index, edit, &"JSON among kept references")),
                 }
             }
-        });
-        output
+            drop(edits);
+            return self.apply_kept(files, indexes, options);
+        }
+        let mut typed = Vec::with_capacity(edits.len());
+        for (index, edit) in edits.into_iter().enumerate() {
+            let op = serde_json::from_str(&edit.payload).map_err(|error| unreadable(index, &edit, &error))?;
+            let Edit { path, related_paths, span, summary, .. } = edit;
+            typed.push(ParsedEdit { path, related_paths, span, summary, op });
+        }
+        apply_typed(self, files, &typed, options)
     }
 
     fn apply_kept(&self, files: Vec<File>, edits: Vec<u32>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
-        let typed = kept::with(|kept| kept.take_all::<ParsedEdit<F::Op>>(&edits))?;
-        let output = apply_typed(self, files, &typed, options);
-        kept::with(|kept| edits.iter().zip(typed).for_each(|(&at, edit)| kept.put_back(at as usize, edit)));
-        output
+        kept::with(|kept| kept.with_selected(&edits, |typed| apply_typed(self, files, typed, options)))?
     }
 
     fn render(&self, file: &File, ranges: &[LineRange], options: &[OptionValue]) -> Result<String, String> {
@@ -378,18 +360,7 @@ fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue])
         kept::with(Kept::forget);
         return with_json_payloads(parsed);
     }
-    // Kept whole, as read, for `apply-kept` to give back to the format; the
-    // contract's edits are copies whose payloads refer to them.
-    let mut edits = Vec::with_capacity(parsed.edits.len());
-    edits.extend(parsed.edits.iter().map(|edit| Edit {
-        path: edit.path.clone(),
-        related_paths: edit.related_paths.clone(),
-        span: edit.span,
-        summary: edit.summary.clone(),
-        payload: String::new(),
-    }));
-    let references = kept::with(|kept| kept.keep(parsed.edits));
-    edits.iter_mut().zip(references).for_each(|(edit, reference)| edit.payload = reference);
+    let edits = kept::with(|kept| kept.keep(parsed.edits));
     ParseOutput { edits, diagnostics: parsed.diagnostics, commands: parsed.commands }
 }
 

@@ -1,66 +1,101 @@
-//! Payloads kept in the instance between `parse` and `apply`.
+//! Edits kept in the instance between `parse` and `apply`.
 //!
 //! A payload crosses the contract as text, JSON by default: encoded in
 //! `parse`, copied to the host, copied back and decoded in `apply`. On a
 //! large reply that is most of the plugin's time and three copies of the
 //! reply in memory. When the host says it will give the edits back to the
-//! same instance (the [`KEEP_PAYLOADS`] option), the typed payloads stay
-//! here and each edit's payload is a short reference to one of them.
-//! Only the latest `parse`'s are kept; a reference to an older one is an
-//! error naming the edit, never a wrong edit.
+//! same instance (the [`KEEP_PAYLOADS`] option), the parsed edits stay here
+//! and each edit's payload is a short reference to one of them; a host of
+//! contract 0.2 names them by index instead (`apply-kept`). Only the latest
+//! `parse`'s are kept; a reference to an older one is an error naming the
+//! edit, never a wrong edit.
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::format::ParsedEdit;
+use crate::types::{Edit, Span};
 
 /// The option a host sets on `parse` when it will call `apply` of the same
 /// instance with the edits it returns.
 pub const KEEP_PAYLOADS: &str = "keep-payloads";
 
 /// How a kept payload's reference starts; JSON never starts so.
-const PREFIX: &str = "kept:";
+pub(crate) const PREFIX: &str = "kept:";
 
-/// The typed payloads of the latest `parse`, by index: one vector of the
-/// format's own type (a box per payload cost a reply of 20,000 edits
-/// 20,000 allocations, and the instance their memory for good).
+/// The edits of the latest `parse`, in its order, as one vector of the
+/// format's own type (a box per edit cost a reply of 20,000 edits 20,000
+/// allocations, and the instance their memory for good).
 #[derive(Default)]
 pub(crate) struct Kept {
     generation: u64,
-    /// A `Vec<Option<Op>>` of the format's `Op`.
-    ops: Option<Box<dyn Any>>,
+    /// A [`KeptEdits`] of the format's `Op`.
+    edits: Option<Box<dyn Any>>,
+}
+
+/// What `apply` needs of each parsed edit. Not its summary, which only the
+/// host shows, nor a copy of its path per edit: the contract's edits take
+/// both, and a reply of thousands of edits names a few files.
+struct KeptEdits<Op> {
+    paths: Vec<String>,
+    /// Each edit's path, as an index into `paths`.
+    path_of: Vec<u32>,
+    /// Each edit's related paths, span and payload; `None` while `apply` has it.
+    rest: Vec<Option<(Vec<String>, Span, Op)>>,
 }
 
 thread_local! {
     static KEPT: RefCell<Kept> = RefCell::default();
 }
 
-/// Runs `f` with this instance's kept payloads.
+/// Runs `f` with this instance's kept edits.
 pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
     KEPT.with(|kept| f(&mut kept.borrow_mut()))
 }
 
 impl Kept {
-    /// Keep `ops` in place of any kept before; returns their references.
-    pub(crate) fn keep<Op: 'static>(&mut self, ops: impl IntoIterator<Item = Op>) -> Vec<String> {
+    /// Keep `parsed` in place of any kept before; returns the contract's
+    /// edits, each payload a reference to its kept edit.
+    pub(crate) fn keep<Op: 'static>(&mut self, parsed: Vec<ParsedEdit<Op>>) -> Vec<Edit> {
         self.forget();
-        let ops: Vec<Option<Op>> = ops.into_iter().map(Some).collect();
+        let mut kept = KeptEdits { paths: Vec::new(), path_of: Vec::with_capacity(parsed.len()), rest: Vec::new() };
+        kept.rest.reserve_exact(parsed.len());
+        let mut known: HashMap<String, u32> = HashMap::new();
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
         let prefix = format!("{PREFIX}{}:", self.generation);
-        let references = (0..ops.len()).map(|index| crate::message!(prefix, index)).collect();
-        self.ops = Some(Box::new(ops));
-        references
+        let edits = parsed
+            .into_iter()
+            .enumerate()
+            .map(|(index, ParsedEdit { path, related_paths, span, summary, op })| {
+                // Edits come grouped by file: the last path is checked first.
+                let id = match kept.path_of.last() {
+                    Some(&last) if kept.paths[last as usize] == path => last,
+                    _ => *known.entry(path.clone()).or_insert_with(|| {
+                        kept.paths.push(path.clone());
+                        kept.paths.len() as u32 - 1
+                    }),
+                };
+                kept.path_of.push(id);
+                kept.rest.push(Some((related_paths.clone(), span, op)));
+                Edit { path, related_paths, span, summary, payload: crate::message!(prefix, index) }
+            })
+            .collect();
+        self.edits = Some(Box::new(kept));
+        edits
     }
 
     /// Keep nothing: a `parse` that keeps no payloads makes those of the
     /// one before it stale, to `apply` as to `apply-kept`.
     pub(crate) fn forget(&mut self) {
         self.generation += 1;
-        self.ops = None;
+        self.edits = None;
     }
 
-    /// The payload `payload` refers to, taken out until [`Kept::put_back`];
-    /// `None` when `payload` is no reference (JSON, say).
-    pub(crate) fn take<Op: 'static>(&mut self, payload: &str) -> Option<Result<(usize, Op), String>> {
+    /// The index of the kept edit `payload` refers to; `None` when
+    /// `payload` is no reference (JSON, say).
+    pub(crate) fn index_of(&self, payload: &str) -> Option<Result<u32, String>> {
         let reference = payload.strip_prefix(PREFIX)?;
         let parsed = reference.split_once(':').and_then(|(g, i)| Some((g.parse::<u64>().ok()?, i.parse().ok()?)));
         let Some((generation, index)) = parsed else {
@@ -72,77 +107,148 @@ impl Kept {
                 self.generation
             )));
         }
-        let taken = self.take_at(index).map_err(|why| format!("the payload reference {payload:?} {why}"));
-        Some(taken.map(|op| (index, op)))
+        Some(Ok(index))
     }
 
-    /// The payloads at `indexes` of the latest `parse`, in that order, taken
-    /// out until [`Kept::put_back`]. An error names the first index that
-    /// has none (and takes nothing).
-    pub(crate) fn take_all<Op: 'static>(&mut self, indexes: &[u32]) -> Result<Vec<Op>, String> {
-        if self.ops.is_none() {
+    /// `f` of the kept edits at `indexes`, in that order, each with its
+    /// path and an empty summary; kept again after. An error names the
+    /// first index that is past the kept edits or given twice, and takes
+    /// nothing.
+    pub(crate) fn with_selected<Op: 'static, R>(
+        &mut self,
+        indexes: &[u32],
+        f: impl FnOnce(&[ParsedEdit<Op>]) -> R,
+    ) -> Result<R, String> {
+        let Some(kept) = self.edits.as_mut() else {
             return Err("this instance keeps no edits: no parse with the keep-payloads option came first".into());
-        }
-        let mut taken = Vec::with_capacity(indexes.len());
-        for (position, &index) in indexes.iter().enumerate() {
-            match self.take_at(index as usize) {
-                Ok(op) => taken.push(op),
-                Err(why) => {
-                    indexes.iter().zip(taken).for_each(|(&at, op)| self.put_back(at as usize, op));
-                    return Err(format!("edit {position} (index {index}) {why}"));
-                }
-            }
-        }
-        Ok(taken)
-    }
-
-    fn take_at<Op: 'static>(&mut self, index: usize) -> Result<Op, &'static str> {
-        let Some(ops) = self.ops.as_mut().and_then(|ops| ops.downcast_mut::<Vec<Option<Op>>>()) else {
-            return Err("is of another type");
         };
-        ops.get_mut(index).and_then(Option::take).ok_or("names no payload, or one given twice")
+        let Some(kept) = kept.downcast_mut::<KeptEdits<Op>>() else {
+            return Err("the kept edits are of another type".into());
+        };
+        let mut selected = Vec::with_capacity(indexes.len());
+        for (position, &index) in indexes.iter().enumerate() {
+            let refused = match kept.rest.get_mut(index as usize) {
+                None => "names no kept edit",
+                Some(slot) => match slot.take() {
+                    None => "is given twice",
+                    Some((related_paths, span, op)) => {
+                        let path = kept.paths[kept.path_of[index as usize] as usize].clone();
+                        selected.push(ParsedEdit { path, related_paths, span, summary: String::new(), op });
+                        continue;
+                    }
+                },
+            };
+            kept.put_back(indexes, selected);
+            return Err(format!("edit {position} (index {index}) {refused}"));
+        }
+        let result = f(&selected);
+        kept.put_back(indexes, selected);
+        Ok(result)
     }
+}
 
-    /// Keep `op` again at `index`, for the next `apply` of the same edits.
-    pub(crate) fn put_back<Op: 'static>(&mut self, index: usize, op: Op) {
-        let ops = self.ops.as_mut().and_then(|ops| ops.downcast_mut::<Vec<Option<Op>>>());
-        if let Some(slot) = ops.and_then(|ops| ops.get_mut(index)) {
-            *slot = Some(op);
+impl<Op> KeptEdits<Op> {
+    fn put_back(&mut self, indexes: &[u32], selected: Vec<ParsedEdit<Op>>) {
+        for (&index, edit) in indexes.iter().zip(selected) {
+            self.rest[index as usize] = Some((edit.related_paths, edit.span, edit.op));
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
-    #[test]
-    fn nothing_is_taken_before_a_parse_kept_something() {
-        assert!(Kept::default().take_all::<String>(&[0]).unwrap_err().contains("keeps no edits"));
+    /// Edits of two files, each its word as its payload.
+    fn parsed(words: &[&str]) -> Vec<ParsedEdit<String>> {
+        let span = Span { start: 0, end: 1, first_line: 1, last_line: 1 };
+        let path = |i: usize| if i % 3 == 2 { "b.py" } else { "a.py" };
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| ParsedEdit::new(path(i), span, format!("edit {w}"), w.to_string()))
+            .collect()
+    }
+
+    fn kept_of(words: &[&str]) -> (Kept, Vec<String>) {
+        let mut kept = Kept::default();
+        let edits = kept.keep(parsed(words));
+        (kept, edits.into_iter().map(|edit| edit.payload).collect())
+    }
+
+    /// The payloads of a selection, checked against each one's path.
+    fn selected(kept: &mut Kept, indexes: &[u32]) -> Result<Vec<String>, String> {
+        kept.with_selected::<String, _>(indexes, |edits| {
+            edits.iter().map(|e| format!("{}@{}{}", e.op, e.path, e.summary)).collect()
+        })
     }
 
     #[test]
-    fn a_reference_gives_its_payload_once_until_put_back_and_only_of_the_latest_parse() {
-        let mut kept = Kept::default();
-        let first = kept.keep(vec!["a".to_string(), "b".to_string()]);
+    fn the_contract_edits_keep_their_paths_and_summaries_and_refer_to_the_kept_ones() {
+        let edits = Kept::default().keep(parsed(&["a", "b", "c"]));
+        let seen: Vec<_> = edits.iter().map(|e| (e.path.as_str(), e.summary.as_str(), e.payload.as_str())).collect();
+        assert_eq!(
+            seen,
+            [("a.py", "edit a", "kept:1:0"), ("a.py", "edit b", "kept:1:1"), ("b.py", "edit c", "kept:1:2")]
+        );
+    }
+
+    #[test]
+    fn nothing_is_selected_before_a_parse_kept_something() {
+        assert!(selected(&mut Kept::default(), &[0]).unwrap_err().contains("keeps no edits"));
+    }
+
+    #[test]
+    fn a_reference_names_its_index_only_of_the_latest_parse() {
+        let (mut kept, first) = kept_of(&["a", "b"]);
         assert_eq!(first, ["kept:1:0", "kept:1:1"]);
-        assert_eq!(kept.take::<String>("{\"json\": 1}"), None);
-        assert_eq!(kept.take::<String>(&first[1]), Some(Ok((1, "b".to_string()))));
-        assert!(kept.take::<String>(&first[1]).unwrap().unwrap_err().contains("given twice"));
-        kept.put_back(1, "b".to_string());
-        assert_eq!(kept.take::<String>(&first[1]), Some(Ok((1, "b".to_string()))));
-        assert!(kept.take::<u32>(&first[0]).unwrap().unwrap_err().contains("another type"));
-        kept.put_back(1, "b".to_string());
-        assert_eq!(kept.take_all::<String>(&[1, 0]), Ok(vec!["b".to_string(), "a".to_string()]));
-        assert!(kept.take_all::<String>(&[1]).unwrap_err().contains("given twice"));
-        kept.put_back(0, "a".to_string());
-        kept.put_back(1, "b".to_string());
-        let refused = kept.take_all::<String>(&[0, 2]).unwrap_err();
-        assert!(refused.starts_with("edit 1 (index 2) names no payload"), "{refused}");
-        assert_eq!(kept.take_all::<String>(&[0]), Ok(vec!["a".to_string()]), "a refused request takes nothing");
-        let second = kept.keep(vec!["c".to_string()]);
-        assert!(kept.take::<String>(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
-        assert!(kept.take::<String>("kept:x").unwrap().unwrap_err().contains("malformed"));
-        assert_eq!(kept.take::<String>(&second[0]), Some(Ok((0, "c".to_string()))));
+        assert_eq!(kept.index_of("{\"json\": 1}"), None);
+        assert_eq!(kept.index_of(&first[1]), Some(Ok(1)));
+        assert!(kept.index_of("kept:x").unwrap().unwrap_err().contains("malformed"));
+        let second = kept.keep(parsed(&["c"]));
+        assert!(kept.index_of(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
+        assert_eq!(kept.index_of(&second[0].payload), Some(Ok(0)));
+        kept.forget();
+        assert!(kept.index_of(&second[0].payload).unwrap().unwrap_err().contains("earlier parse"));
+        assert!(selected(&mut kept, &[0]).unwrap_err().contains("keeps no edits"));
+    }
+
+    #[test]
+    fn a_selection_past_the_kept_edits_or_with_an_index_twice_is_refused_whole() {
+        let (mut kept, _) = kept_of(&["a", "b", "c"]);
+        assert_eq!(selected(&mut kept, &[0, 3]).unwrap_err(), "edit 1 (index 3) names no kept edit");
+        assert_eq!(selected(&mut kept, &[2, 1, 2]).unwrap_err(), "edit 2 (index 2) is given twice");
+        assert!(kept.with_selected::<u32, _>(&[0], |_| ()).unwrap_err().contains("another type"));
+        assert_eq!(selected(&mut kept, &[2, 0, 1]).unwrap(), ["c@b.py", "a@a.py", "b@a.py"]);
+    }
+
+    proptest! {
+        /// Any selection gives the edits at its indexes in its order, each
+        /// with its own path, and keeps every edit for the next one.
+        #[test]
+        fn a_selection_gives_its_edits_in_order_and_keeps_every_edit(
+            len in 0usize..40,
+            picks in proptest::collection::vec(any::<proptest::sample::Index>(), 0..40),
+        ) {
+            let words: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
+            let mut kept = Kept::default();
+            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()));
+            let words: Vec<String> = edits.iter().zip(&words).map(|(e, w)| format!("{w}@{}", e.path)).collect();
+            let mut indexes: Vec<u32> = Vec::new();
+            if len > 0 {
+                for pick in picks {
+                    let index = pick.index(len) as u32;
+                    if !indexes.contains(&index) {
+                        indexes.push(index);
+                    }
+                }
+            }
+            let expected: Vec<String> = indexes.iter().map(|&i| words[i as usize].clone()).collect();
+            prop_assert_eq!(selected(&mut kept, &indexes).unwrap(), expected);
+            let all: Vec<u32> = (0..len as u32).collect();
+            prop_assert_eq!(selected(&mut kept, &all).unwrap(), words);
+        }
     }
 }

@@ -106,7 +106,7 @@ fn a_built_in_format_applies_the_edits_its_latest_parse_kept_by_index() {
         instance.parse("", &keep).unwrap();
         let kept_nothing = instance.latest_parse().unwrap();
         assert!(
-            matches!(instance.apply_kept(&files, kept_nothing, &[0], &keep), Some(Ok(Err(e))) if e.contains("names no payload")),
+            matches!(instance.apply_kept(&files, kept_nothing, &[0], &keep), Some(Ok(Err(e))) if e.contains("names no kept edit")),
             "{}: an index past the kept edits is refused",
             entry.name
         );
