@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use agent_apply_sdk::elision::find_elisions;
 use agent_apply_sdk::matching::{
     AMBIGUITY_LIMIT, Level, ambiguous_failure, elided_replacement, ladder_match, merge_matches,
 };
@@ -86,6 +87,20 @@ pub(crate) fn lines_of(text: &str) -> Vec<&str> {
     lines_with_endings(text).map(strip_ending).collect()
 }
 
+/// [`elided_replacement`] of `old` replaced by `new`, their lines split only
+/// when `new` holds a placeholder: most replacements hold none, and a
+/// large reply's thousands of calls each split both texts for nothing.
+pub(crate) fn elided_texts<'a>(
+    old: &'a str,
+    new: &str,
+    file: impl IntoIterator<Item = &'a str>,
+) -> Option<EditFailure> {
+    if find_elisions(new).is_empty() {
+        return None;
+    }
+    elided_replacement(&lines_of(old), &lines_of(new), file)
+}
+
 /// The exact level: `old` as a substring. `None` when it is nowhere.
 fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
     let eol = TextStyle::detect(content).eol;
@@ -114,9 +129,7 @@ fn exact(content: &str, r: &Replacement) -> Result<Option<Done>, EditFailure> {
         ));
         return Err(failure);
     }
-    if let Some(failure) =
-        elided_replacement(&lines_of(&old), &lines_of(&new), lines_with_endings(content).map(strip_ending))
-    {
+    if let Some(failure) = elided_texts(&old, &new, lines_with_endings(content).map(strip_ending)) {
         return Err(failure);
     }
     let mut out = String::with_capacity(content.len() + places.len() * new.len());
@@ -254,7 +267,7 @@ pub fn write(current: Option<&str>, path: &str, content: &str, overwrite: bool) 
         .with_hint("to change the file, use str_replace on the lines to change (view it first)"));
     }
     // The whole file is being replaced: its lines are the text replaced.
-    if let Some(failure) = elided_replacement(&lines_of(split_bom(existing).1), &lines_of(content), []) {
+    if let Some(failure) = elided_texts(split_bom(existing).1, content, []) {
         return Err(failure);
     }
     let after = line_count(split_bom(&restyled).1);

@@ -4,13 +4,13 @@
 //! `old_string` is looked for at once, in the file as it was, and the
 //! result is taken only when it is provably the one-by-one result.
 
-use agent_apply_sdk::matching::{KeyMap, elided_replacement};
+use agent_apply_sdk::matching::KeyMap;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::shifts::Shifts;
 use agent_apply_sdk::text::{line_count, newline_count};
 
 use crate::Replacement;
-use crate::apply::lines_of;
+use crate::apply::elided_texts;
 
 /// The longest prefix of the `old_string`s the search hashes.
 const MAX_WINDOW: usize = 64;
@@ -40,7 +40,7 @@ pub fn replace_at_once(content: &str, calls: &[&Replacement]) -> Option<(String,
             && r.old != r.new
             && !has_cr(&r.old)
             && !has_cr(&r.new)
-            && elided_replacement(&lines_of(&r.old), &lines_of(&r.new), []).is_none()
+            && elided_texts(&r.old, &r.new, []).is_none()
     };
     if calls.len() < 2 || has_cr(content) || !calls.iter().all(plain) {
         return None;

@@ -1,0 +1,7 @@
+def greet(name):
+    print(f"Hello, {name}!")
+    # ... existing code ...
+
+
+def main():
+    greet()

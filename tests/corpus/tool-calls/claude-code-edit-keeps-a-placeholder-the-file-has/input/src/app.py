@@ -1,0 +1,7 @@
+def greet():
+    print("Hello!")
+    # ... existing code ...
+
+
+def main():
+    greet()

@@ -1,0 +1,7 @@
+def greet():
+    print("Hello!")
+    print("Bye!")
+
+
+def main():
+    greet()
