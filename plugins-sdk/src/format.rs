@@ -55,9 +55,7 @@ pub struct ParsedEdit<Op> {
     pub related_paths: Vec<String>,
     /// Where in the reply the edit was written.
     pub span: Span,
-    /// One line for humans: "replace 3 lines". Only the host shows it: an
-    /// edit the instance kept between `parse` and `apply` comes back to
-    /// [`Format::apply`] with an empty summary.
+    /// One line for humans: "replace 3 lines".
     pub summary: String,
     /// The format's private payload.
     pub op: Op,
@@ -174,6 +172,15 @@ pub trait Format: Send + Sync {
         options: Options<'_>,
     ) -> Vec<Result<Applied, EditFailure>> {
         apply_each(self, workspace, edits, options)
+    }
+
+    /// Whether `apply` reads an edit's `summary` (by default it may). An
+    /// instance that keeps a parse's edits for `apply` (the host's
+    /// `keep-payloads`) keeps their summaries only for a format that does;
+    /// others get them back empty: a reply of thousands of edits holds a
+    /// megabyte of summaries, which only the host shows.
+    fn apply_reads_summaries(&self) -> bool {
+        true
     }
 
     /// What a model should read: by default the plain lines of `ranges`
@@ -301,7 +308,7 @@ impl<F: Format> Plugin for F {
     }
 
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput {
-        encoded(Format::parse(self, reply, Options(options)), options)
+        encoded(Format::parse(self, reply, Options(options)), options, self.apply_reads_summaries())
     }
 
     fn parse_owned(&self, reply: String, options: &[OptionValue]) -> ParseOutput {
@@ -310,7 +317,7 @@ impl<F: Format> Plugin for F {
         }
         // The kept payloads may be slices of the reply: it stays with them.
         let parsed = reply_text::reading(Rc::new(reply), |reply| Format::parse(self, reply, Options(options)));
-        encoded(parsed, options)
+        encoded(parsed, options, self.apply_reads_summaries())
     }
 
     fn apply(&self, files: Vec<File>, edits: Vec<Edit>, options: &[OptionValue]) -> Result<ApplyOutput, String> {
@@ -355,12 +362,12 @@ impl<F: Format> Plugin for F {
 
 /// `parsed` as the contract gives it: each payload JSON, or kept in the
 /// instance when the host says it will give the edits back.
-fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue]) -> ParseOutput {
+fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue], summaries: bool) -> ParseOutput {
     if !keeps_payloads(options) {
         kept::with(Kept::forget);
         return with_json_payloads(parsed);
     }
-    let edits = kept::with(|kept| kept.keep(parsed.edits));
+    let edits = kept::with(|kept| kept.keep(parsed.edits, summaries));
     ParseOutput { edits, diagnostics: parsed.diagnostics, commands: parsed.commands }
 }
 
@@ -463,8 +470,8 @@ mod flag_tests {
         }
         // `u128` is aligned unlike an `Edit`: its edits are collected into a
         // vector sized once, not in place.
-        let narrow = encoded(parsed(0..300u64), &[]);
-        let wide = encoded(parsed(0..300u128), &[]);
+        let narrow = encoded(parsed(0..300u64), &[], true);
+        let wide = encoded(parsed(0..300u128), &[], true);
         assert_ne!(align_of::<ParsedEdit<u128>>(), align_of::<Edit>());
         assert_eq!(wide.edits.capacity(), 300, "sized once, not grown by doubling");
         let shown =

@@ -34,15 +34,15 @@ pub(crate) struct Kept {
     edits: Option<Box<dyn Any>>,
 }
 
-/// What `apply` needs of each parsed edit. Not its summary, which only the
-/// host shows, nor a copy of its path per edit: the contract's edits take
-/// both, and a reply of thousands of edits names a few files.
+/// Each parsed edit, its path once per file rather than once per edit (a
+/// reply of thousands of edits names a few files).
 struct KeptEdits<Op> {
     paths: Vec<String>,
     /// Each edit's path, as an index into `paths`.
     path_of: Vec<u32>,
-    /// Each edit's related paths, span and payload; `None` while `apply` has it.
-    rest: Vec<Option<(Vec<String>, Span, Op)>>,
+    /// Each edit's related paths, span, summary and payload; `None` while
+    /// `apply` has it.
+    rest: Vec<Option<(Vec<String>, Span, String, Op)>>,
 }
 
 thread_local! {
@@ -55,9 +55,10 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
 }
 
 impl Kept {
-    /// Keep `parsed` in place of any kept before; returns the contract's
-    /// edits, each payload a reference to its kept edit.
-    pub(crate) fn keep<Op: 'static>(&mut self, parsed: Vec<ParsedEdit<Op>>) -> Vec<Edit> {
+    /// Keep `parsed` in place of any kept before, their summaries only if
+    /// `summaries` ([`crate::Format::apply_reads_summaries`]); returns the
+    /// contract's edits, each payload a reference to its kept edit.
+    pub(crate) fn keep<Op: 'static>(&mut self, parsed: Vec<ParsedEdit<Op>>, summaries: bool) -> Vec<Edit> {
         self.forget();
         let mut kept = KeptEdits { paths: Vec::new(), path_of: Vec::with_capacity(parsed.len()), rest: Vec::new() };
         kept.rest.reserve_exact(parsed.len());
@@ -78,8 +79,11 @@ impl Kept {
                     }),
                 };
                 kept.path_of.push(id);
-                kept.rest.push(Some((related_paths.clone(), span, op)));
-                Edit { path, related_paths, span, summary, payload: crate::message!(prefix, index) }
+                let (shown, summary) = if summaries { (summary.clone(), summary) } else { (summary, String::new()) };
+                let payload = crate::message!(prefix, index);
+                let edit = Edit { path, related_paths: related_paths.clone(), span, summary: shown, payload };
+                kept.rest.push(Some((related_paths, span, summary, op)));
+                edit
             })
             .collect();
         self.edits = Some(Box::new(kept));
@@ -110,8 +114,7 @@ impl Kept {
         Some(Ok(index))
     }
 
-    /// `f` of the kept edits at `indexes`, in that order, each with its
-    /// path and an empty summary; kept again after. An error names the
+    /// `f` of the kept edits at `indexes`, in that order; kept again after. An error names the
     /// first index that is past the kept edits or given twice, and takes
     /// nothing.
     pub(crate) fn with_selected<Op: 'static, R>(
@@ -131,9 +134,9 @@ impl Kept {
                 None => "names no kept edit",
                 Some(slot) => match slot.take() {
                     None => "is given twice",
-                    Some((related_paths, span, op)) => {
+                    Some((related_paths, span, summary, op)) => {
                         let path = kept.paths[kept.path_of[index as usize] as usize].clone();
-                        selected.push(ParsedEdit { path, related_paths, span, summary: String::new(), op });
+                        selected.push(ParsedEdit { path, related_paths, span, summary, op });
                         continue;
                     }
                 },
@@ -150,7 +153,7 @@ impl Kept {
 impl<Op> KeptEdits<Op> {
     fn put_back(&mut self, indexes: &[u32], selected: Vec<ParsedEdit<Op>>) {
         for (&index, edit) in indexes.iter().zip(selected) {
-            self.rest[index as usize] = Some((edit.related_paths, edit.span, edit.op));
+            self.rest[index as usize] = Some((edit.related_paths, edit.span, edit.summary, edit.op));
         }
     }
 }
@@ -174,25 +177,30 @@ mod tests {
 
     fn kept_of(words: &[&str]) -> (Kept, Vec<String>) {
         let mut kept = Kept::default();
-        let edits = kept.keep(parsed(words));
+        let edits = kept.keep(parsed(words), true);
         (kept, edits.into_iter().map(|edit| edit.payload).collect())
     }
 
     /// The payloads of a selection, checked against each one's path.
     fn selected(kept: &mut Kept, indexes: &[u32]) -> Result<Vec<String>, String> {
         kept.with_selected::<String, _>(indexes, |edits| {
-            edits.iter().map(|e| format!("{}@{}{}", e.op, e.path, e.summary)).collect()
+            edits.iter().map(|e| format!("{}@{} ({})", e.op, e.path, e.summary)).collect()
         })
     }
 
     #[test]
-    fn the_contract_edits_keep_their_paths_and_summaries_and_refer_to_the_kept_ones() {
-        let edits = Kept::default().keep(parsed(&["a", "b", "c"]));
-        let seen: Vec<_> = edits.iter().map(|e| (e.path.as_str(), e.summary.as_str(), e.payload.as_str())).collect();
-        assert_eq!(
-            seen,
-            [("a.py", "edit a", "kept:1:0"), ("a.py", "edit b", "kept:1:1"), ("b.py", "edit c", "kept:1:2")]
-        );
+    fn the_contract_edits_keep_their_paths_and_summaries_and_the_kept_ones_theirs_if_asked() {
+        for summaries in [true, false] {
+            let mut kept = Kept::default();
+            let edits = kept.keep(parsed(&["a", "b", "c"]), summaries);
+            let seen: Vec<_> =
+                edits.iter().map(|e| (e.path.as_str(), e.summary.as_str(), e.payload.as_str())).collect();
+            let expected =
+                [("a.py", "edit a", "kept:1:0"), ("a.py", "edit b", "kept:1:1"), ("b.py", "edit c", "kept:1:2")];
+            assert_eq!(seen, expected);
+            let selected = selected(&mut kept, &[2]).unwrap();
+            assert_eq!(selected, [if summaries { "c@b.py (edit c)" } else { "c@b.py ()" }]);
+        }
     }
 
     #[test]
@@ -207,7 +215,7 @@ mod tests {
         assert_eq!(kept.index_of("{\"json\": 1}"), None);
         assert_eq!(kept.index_of(&first[1]), Some(Ok(1)));
         assert!(kept.index_of("kept:x").unwrap().unwrap_err().contains("malformed"));
-        let second = kept.keep(parsed(&["c"]));
+        let second = kept.keep(parsed(&["c"]), true);
         assert!(kept.index_of(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
         assert_eq!(kept.index_of(&second[0].payload), Some(Ok(0)));
         kept.forget();
@@ -221,12 +229,12 @@ mod tests {
         assert_eq!(selected(&mut kept, &[0, 3]).unwrap_err(), "edit 1 (index 3) names no kept edit");
         assert_eq!(selected(&mut kept, &[2, 1, 2]).unwrap_err(), "edit 2 (index 2) is given twice");
         assert!(kept.with_selected::<u32, _>(&[0], |_| ()).unwrap_err().contains("another type"));
-        assert_eq!(selected(&mut kept, &[2, 0, 1]).unwrap(), ["c@b.py", "a@a.py", "b@a.py"]);
+        assert_eq!(selected(&mut kept, &[2, 0, 1]).unwrap(), ["c@b.py (edit c)", "a@a.py (edit a)", "b@a.py (edit b)"]);
     }
 
     proptest! {
         /// Any selection gives the edits at its indexes in its order, each
-        /// with its own path, and keeps every edit for the next one.
+        /// with its own path and summary, and keeps every edit for the next one.
         #[test]
         fn a_selection_gives_its_edits_in_order_and_keeps_every_edit(
             len in 0usize..40,
@@ -234,8 +242,8 @@ mod tests {
         ) {
             let words: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
             let mut kept = Kept::default();
-            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()));
-            let words: Vec<String> = edits.iter().zip(&words).map(|(e, w)| format!("{w}@{}", e.path)).collect();
+            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true);
+            let words: Vec<String> = edits.iter().zip(&words).map(|(e, w)| format!("{w}@{} ({})", e.path, e.summary)).collect();
             let mut indexes: Vec<u32> = Vec::new();
             if len > 0 {
                 for pick in picks {

@@ -153,6 +153,11 @@ class Cart:
 impl Format for ApplyPatch {
     type Op = FileOp;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "apply-patch".into(),

@@ -168,6 +168,11 @@ const EXAMPLE_FILE: &str = "def greet():\n    print(\"Hello!\")\n\n\ngreet()\n";
 impl Format for Compact {
     type Op = RangeEdit;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "compact".into(),

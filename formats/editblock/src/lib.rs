@@ -81,6 +81,11 @@ def greet(name):
 impl Format for EditBlock {
     type Op = Block;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "editblock".into(),

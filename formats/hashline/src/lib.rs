@@ -304,6 +304,11 @@ I'll make `greet` take a name.
 impl Format for Hashline {
     type Op = HashEdit;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "hashline".into(),

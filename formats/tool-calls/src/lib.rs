@@ -220,6 +220,11 @@ I'll make `greet` take a name.
 impl Format for ToolCalls {
     type Op = Call;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "tool-calls".into(),

@@ -173,6 +173,11 @@ pub fn strict_option(options: Options<'_>) -> Result<bool, String> {
 impl Format for UnifiedDiff {
     type Op = FilePatch;
 
+    /// Its edits' summaries are for the host alone: a large reply's are not kept.
+    fn apply_reads_summaries(&self) -> bool {
+        false
+    }
+
     fn info(&self) -> FormatInfo {
         FormatInfo {
             name: "udiff".into(),
