@@ -34,15 +34,21 @@ pub(crate) struct Kept {
     edits: Option<Box<dyn Any>>,
 }
 
-/// Each parsed edit, its path once per file rather than once per edit (a
-/// reply of thousands of edits names a few files).
+/// Each parsed edit, by field, each kept as small as it goes: a path once
+/// per file, related paths and summaries only where there are any. The
+/// contract's copies of a large reply's edits are beside them when `parse`
+/// returns, its instance's high-water mark, which grows by 2 MiB steps.
 struct KeptEdits<Op> {
     paths: Vec<String>,
     /// Each edit's path, as an index into `paths`.
     path_of: Vec<u32>,
-    /// Each edit's related paths, span, summary and payload; `None` while
-    /// `apply` has it.
-    rest: Vec<Option<(Vec<String>, Span, String, Op)>>,
+    spans: Vec<Span>,
+    /// Each edit's summary; none kept for a format whose `apply` reads none.
+    summaries: Vec<String>,
+    /// The related paths of the edits that have any.
+    related: HashMap<u32, Vec<String>>,
+    /// Each edit's payload; `None` while `apply` has it.
+    ops: Vec<Option<Op>>,
 }
 
 thread_local! {
@@ -60,8 +66,15 @@ impl Kept {
     /// contract's edits, each payload a reference to its kept edit.
     pub(crate) fn keep<Op: 'static>(&mut self, parsed: Vec<ParsedEdit<Op>>, summaries: bool) -> Vec<Edit> {
         self.forget();
-        let mut kept = KeptEdits { paths: Vec::new(), path_of: Vec::with_capacity(parsed.len()), rest: Vec::new() };
-        kept.rest.reserve_exact(parsed.len());
+        let count = parsed.len();
+        let mut kept = KeptEdits {
+            paths: Vec::new(),
+            path_of: Vec::with_capacity(count),
+            spans: Vec::with_capacity(count),
+            summaries: Vec::with_capacity(if summaries { count } else { 0 }),
+            related: HashMap::new(),
+            ops: Vec::with_capacity(count),
+        };
         let mut known: HashMap<String, u32> = HashMap::new();
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
@@ -79,11 +92,15 @@ impl Kept {
                     }),
                 };
                 kept.path_of.push(id);
-                let (shown, summary) = if summaries { (summary.clone(), summary) } else { (summary, String::new()) };
-                let payload = crate::message!(prefix, index);
-                let edit = Edit { path, related_paths: related_paths.clone(), span, summary: shown, payload };
-                kept.rest.push(Some((related_paths, span, summary, op)));
-                edit
+                kept.spans.push(span);
+                if summaries {
+                    kept.summaries.push(summary.clone());
+                }
+                if !related_paths.is_empty() {
+                    kept.related.insert(index as u32, related_paths.clone());
+                }
+                kept.ops.push(Some(op));
+                Edit { path, related_paths, span, summary, payload: crate::message!(prefix, index) }
             })
             .collect();
         self.edits = Some(Box::new(kept));
@@ -114,9 +131,9 @@ impl Kept {
         Some(Ok(index))
     }
 
-    /// `f` of the kept edits at `indexes`, in that order; kept again after. An error names the
-    /// first index that is past the kept edits or given twice, and takes
-    /// nothing.
+    /// `f` of the kept edits at `indexes`, in that order; kept again after.
+    /// An error names the first index that is past the kept edits or given
+    /// twice, and takes nothing.
     pub(crate) fn with_selected<Op: 'static, R>(
         &mut self,
         indexes: &[u32],
@@ -130,16 +147,13 @@ impl Kept {
         };
         let mut selected = Vec::with_capacity(indexes.len());
         for (position, &index) in indexes.iter().enumerate() {
-            let refused = match kept.rest.get_mut(index as usize) {
+            let refused = match kept.ops.get_mut(index as usize).map(Option::take) {
                 None => "names no kept edit",
-                Some(slot) => match slot.take() {
-                    None => "is given twice",
-                    Some((related_paths, span, summary, op)) => {
-                        let path = kept.paths[kept.path_of[index as usize] as usize].clone();
-                        selected.push(ParsedEdit { path, related_paths, span, summary, op });
-                        continue;
-                    }
-                },
+                Some(None) => "is given twice",
+                Some(Some(op)) => {
+                    selected.push(kept.edit(index as usize, op));
+                    continue;
+                }
             };
             kept.put_back(indexes, selected);
             return Err(format!("edit {position} (index {index}) {refused}"));
@@ -151,9 +165,27 @@ impl Kept {
 }
 
 impl<Op> KeptEdits<Op> {
+    /// Edit `index` whole again, with its payload `op`, its summary and
+    /// related paths taken out until [`KeptEdits::put_back`].
+    fn edit(&mut self, index: usize, op: Op) -> ParsedEdit<Op> {
+        ParsedEdit {
+            path: self.paths[self.path_of[index] as usize].clone(),
+            related_paths: self.related.remove(&(index as u32)).unwrap_or_default(),
+            span: self.spans[index],
+            summary: self.summaries.get_mut(index).map(std::mem::take).unwrap_or_default(),
+            op,
+        }
+    }
+
     fn put_back(&mut self, indexes: &[u32], selected: Vec<ParsedEdit<Op>>) {
         for (&index, edit) in indexes.iter().zip(selected) {
-            self.rest[index as usize] = Some((edit.related_paths, edit.span, edit.summary, edit.op));
+            if let Some(summary) = self.summaries.get_mut(index as usize) {
+                *summary = edit.summary;
+            }
+            if !edit.related_paths.is_empty() {
+                self.related.insert(index, edit.related_paths);
+            }
+            self.ops[index as usize] = Some(edit.op);
         }
     }
 }
@@ -164,15 +196,19 @@ mod tests {
 
     use super::*;
 
-    /// Edits of two files, each its word as its payload.
+    /// Edits of two files, each its word as its payload, at its own span;
+    /// every fourth also moves its file (a related path).
     fn parsed(words: &[&str]) -> Vec<ParsedEdit<String>> {
-        let span = Span { start: 0, end: 1, first_line: 1, last_line: 1 };
         let path = |i: usize| if i % 3 == 2 { "b.py" } else { "a.py" };
-        words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| ParsedEdit::new(path(i), span, format!("edit {w}"), w.to_string()))
-            .collect()
+        let edit = |(i, w): (usize, &&str)| {
+            let span = Span { start: i as u32, end: i as u32 + 1, first_line: 1, last_line: 1 };
+            let mut edit = ParsedEdit::new(path(i), span, format!("edit {w}"), w.to_string());
+            if i % 4 == 3 {
+                edit.related_paths = vec![format!("moved/{w}.py")];
+            }
+            edit
+        };
+        words.iter().enumerate().map(edit).collect()
     }
 
     fn kept_of(words: &[&str]) -> (Kept, Vec<String>) {
@@ -184,7 +220,12 @@ mod tests {
     /// The payloads of a selection, checked against each one's path.
     fn selected(kept: &mut Kept, indexes: &[u32]) -> Result<Vec<String>, String> {
         kept.with_selected::<String, _>(indexes, |edits| {
-            edits.iter().map(|e| format!("{}@{} ({})", e.op, e.path, e.summary)).collect()
+            let related =
+                |e: &ParsedEdit<String>| e.related_paths.iter().map(|p| format!(" -> {p}")).collect::<String>();
+            edits
+                .iter()
+                .map(|e| format!("{}@{}:{}{} ({})", e.op, e.path, e.span.start, related(e), e.summary))
+                .collect()
         })
     }
 
@@ -199,7 +240,7 @@ mod tests {
                 [("a.py", "edit a", "kept:1:0"), ("a.py", "edit b", "kept:1:1"), ("b.py", "edit c", "kept:1:2")];
             assert_eq!(seen, expected);
             let selected = selected(&mut kept, &[2]).unwrap();
-            assert_eq!(selected, [if summaries { "c@b.py (edit c)" } else { "c@b.py ()" }]);
+            assert_eq!(selected, [if summaries { "c@b.py:2 (edit c)" } else { "c@b.py:2 ()" }]);
         }
     }
 
@@ -229,7 +270,10 @@ mod tests {
         assert_eq!(selected(&mut kept, &[0, 3]).unwrap_err(), "edit 1 (index 3) names no kept edit");
         assert_eq!(selected(&mut kept, &[2, 1, 2]).unwrap_err(), "edit 2 (index 2) is given twice");
         assert!(kept.with_selected::<u32, _>(&[0], |_| ()).unwrap_err().contains("another type"));
-        assert_eq!(selected(&mut kept, &[2, 0, 1]).unwrap(), ["c@b.py (edit c)", "a@a.py (edit a)", "b@a.py (edit b)"]);
+        assert_eq!(
+            selected(&mut kept, &[2, 0, 1]).unwrap(),
+            ["c@b.py:2 (edit c)", "a@a.py:0 (edit a)", "b@a.py:1 (edit b)"]
+        );
     }
 
     proptest! {
@@ -243,7 +287,12 @@ mod tests {
             let words: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
             let mut kept = Kept::default();
             let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true);
-            let words: Vec<String> = edits.iter().zip(&words).map(|(e, w)| format!("{w}@{} ({})", e.path, e.summary)).collect();
+            let related = |e: &Edit| e.related_paths.iter().map(|p| format!(" -> {p}")).collect::<String>();
+            let words: Vec<String> = edits
+                .iter()
+                .zip(&words)
+                .map(|(e, w)| format!("{w}@{}:{}{} ({})", e.path, e.span.start, related(e), e.summary))
+                .collect();
             let mut indexes: Vec<u32> = Vec::new();
             if len > 0 {
                 for pick in picks {
