@@ -9,13 +9,13 @@ use std::borrow::Borrow;
 use std::ops::Range;
 use std::time::Instant;
 
-use agent_apply_sdk::KEEP_PAYLOADS;
 use agent_apply_sdk::markers::{edit_marker, marker_candidates};
 use agent_apply_sdk::source::SourceMap;
 use agent_apply_sdk::text::newline_count;
 use agent_apply_sdk::types::{
     ApplyOutput, Change, Diagnostic, Edit, EditStatus, File, OptionValue, Outcome, ParseOutput, Severity, Span,
 };
+use agent_apply_sdk::{KEEP_BY_INDEX, KEEP_PAYLOADS};
 
 use crate::Error;
 use crate::config::Config;
@@ -136,17 +136,19 @@ pub fn read(
 /// user named the format (a format may then trust the reply more: `whole`
 /// writes a file that shrinks to a fragment).
 fn options_for(config: &Config, file: Option<&str>, chosen: &Chosen) -> Vec<OptionValue> {
-    let mut options = reading_options(config, &chosen.entry.name, file);
+    let mut options = reading_options(config, &chosen.entry.name, file, &chosen.instance);
     options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
     options
 }
 
 /// The config's options for format `name`, and the word that every edit
-/// the instance reads comes back to its own `apply`: a plugin may then keep
-/// the payloads instead of passing them through the host.
-fn reading_options(config: &Config, name: &str, file: Option<&str>) -> Vec<OptionValue> {
+/// `instance` reads comes back to it: a plugin may then keep the payloads
+/// instead of passing them through the host, and one that applies kept
+/// edits by index (contract 0.2) gets them back so alone.
+fn reading_options(config: &Config, name: &str, file: Option<&str>, instance: &PluginInstance) -> Vec<OptionValue> {
     let mut options = config.plugin_options(name, file);
-    options.push(OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() });
+    let keeping = if instance.applies_kept_edits() { KEEP_BY_INDEX } else { "on" };
+    options.push(OptionValue { key: KEEP_PAYLOADS.into(), value: keeping.into() });
     options
 }
 
@@ -207,7 +209,7 @@ fn best_reader(
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
-            let options = reading_options(config, &entry.name, file);
+            let options = reading_options(config, &entry.name, file, &instance);
             best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0, parse: None }));
         }
     }

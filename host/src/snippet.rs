@@ -56,26 +56,32 @@ pub fn snippets(
     // alone, say so without reading and trying every file (a reply of
     // megabytes was applied twice). A format applies a file's edits the
     // same with or without the other files' (the contract's `apply`).
-    let first_file: Vec<Edit> = parsed.edits.iter().filter(|e| e.path == first.path).cloned().collect();
-    if first_file.len() < parsed.edits.len() && fragments(chosen, &options, &first_file, existing)?.is_none() {
+    let first_file: Vec<usize> = (0..parsed.edits.len()).filter(|&i| parsed.edits[i].path == first.path).collect();
+    if first_file.len() < parsed.edits.len()
+        && fragments(chosen, &options, &parsed.edits, &first_file, existing)?.is_none()
+    {
         return Ok((Vec::new(), Some(parsed)));
     }
-    match fragments(chosen, &options, &parsed.edits, existing)? {
+    let all: Vec<usize> = (0..parsed.edits.len()).collect();
+    match fragments(chosen, &options, &parsed.edits, &all, existing)? {
         Some(found) => Ok((found, None)),
         None => Ok((Vec::new(), Some(parsed))),
     }
 }
 
-/// One diagnostic per edit when every one of `edits` would replace an
-/// existing file (`existing` reads them) by a fragment of it; else `None`.
+/// One diagnostic per edit when every one of the edits at `indexes` of
+/// `parsed` (the instance's latest parse) would replace an existing file
+/// (`existing` reads them) by a fragment of it; else `None`.
 fn fragments(
     chosen: &mut Chosen,
     options: &[OptionValue],
-    edits: &[Edit],
+    parsed: &[Edit],
+    indexes: &[usize],
     existing: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<Vec<Diagnostic>>, Error> {
+    let edits: Vec<&Edit> = indexes.iter().map(|&i| &parsed[i]).collect();
     let mut files: Vec<File> = Vec::new();
-    for edit in edits {
+    for edit in &edits {
         if files.iter().all(|f| f.path != edit.path)
             && let Some(content) = existing(&edit.path)
         {
@@ -85,7 +91,9 @@ fn fragments(
     if files.is_empty() {
         return Ok(None);
     }
-    let Ok(output) = chosen.instance.apply(&files, edits, options)? else { return Ok(None) };
+    let kept: Vec<u32> = indexes.iter().map(|&i| i as u32).collect();
+    let parse = chosen.instance.latest_parse().map(|parse| (parse, &kept[..]));
+    let Ok(output) = chosen.instance.apply_parsed(&files, &edits, parse, options)? else { return Ok(None) };
     let written = |path: &str| {
         output.changes.iter().find_map(|change| match change {
             Change::Write(file) if file.path == path => Some(file.content.as_str()),

@@ -2772,7 +2772,9 @@ pub mod exports {
             /// strings each, copied into the plugin one by one. For a reply of 20,000
             /// edits that copy is a tenth of a run. A plugin that keeps what its
             /// latest `parse` read (the host asks it to with the `keep-payloads`
-            /// option) can apply those edits by their index instead.
+            /// option) can apply those edits by their index instead. A host that will
+            /// give them back through `apply-kept` alone sets `keep-payloads` to
+            /// `by-index`: their payloads may then be empty.
             #[allow(dead_code, async_fn_in_trait, unused_imports, clippy::all)]
             pub mod kept_edits {
                 #[used]

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::kept::{self, KEEP_PAYLOADS, Kept};
+use crate::kept::{self, KEEP_BY_INDEX, KEEP_PAYLOADS, Kept};
 use crate::reply_text;
 use crate::types::*;
 use crate::view;
@@ -312,7 +312,7 @@ impl<F: Format> Plugin for F {
     }
 
     fn parse_owned(&self, reply: String, options: &[OptionValue]) -> ParseOutput {
-        if !keeps_payloads(options) {
+        if keeping(options).is_none() {
             return Plugin::parse(self, &reply, options);
         }
         // The kept payloads may be slices of the reply: it stays with them.
@@ -363,11 +363,11 @@ impl<F: Format> Plugin for F {
 /// `parsed` as the contract gives it: each payload JSON, or kept in the
 /// instance when the host says it will give the edits back.
 fn encoded<Op: Serialize + 'static>(parsed: Parsed<Op>, options: &[OptionValue], summaries: bool) -> ParseOutput {
-    if !keeps_payloads(options) {
+    let Some(references) = keeping(options) else {
         kept::with(Kept::forget);
         return with_json_payloads(parsed);
-    }
-    let edits = kept::with(|kept| kept.keep(parsed.edits, summaries));
+    };
+    let edits = kept::with(|kept| kept.keep(parsed.edits, summaries, references));
     ParseOutput { edits, diagnostics: parsed.diagnostics, commands: parsed.commands }
 }
 
@@ -397,11 +397,20 @@ fn with_json_payloads<Op: Serialize>(parsed: Parsed<Op>) -> ParseOutput {
     ParseOutput { edits, diagnostics, commands: parsed.commands }
 }
 
-/// Whether `parse` keeps the typed payloads in the instance (the host's
-/// [`KEEP_PAYLOADS`] option). Only a wasm instance does: its memory is its
-/// own, while a native library's statics are shared by every instance.
-fn keeps_payloads(options: &[OptionValue]) -> bool {
-    cfg!(target_arch = "wasm32") && Options(options).flag(KEEP_PAYLOADS, false).unwrap_or(false)
+/// Whether `parse` keeps its edits in the instance (the host's
+/// [`KEEP_PAYLOADS`] option), and if so whether each edit's payload refers
+/// to its kept edit (`on`) or is empty ([`KEEP_BY_INDEX`]: the host gives
+/// them back by index alone). Only a wasm instance keeps them: its memory
+/// is its own, while a native library's statics are shared by every
+/// instance.
+fn keeping(options: &[OptionValue]) -> Option<bool> {
+    if !cfg!(target_arch = "wasm32") {
+        return None;
+    }
+    match Options(options).get(KEEP_PAYLOADS) {
+        Some(KEEP_BY_INDEX) => Some(false),
+        _ => Options(options).flag(KEEP_PAYLOADS, false).unwrap_or(false).then_some(true),
+    }
 }
 
 /// The contract's `apply` once the payloads are typed: run the format on a

@@ -21,6 +21,11 @@ use crate::types::{Edit, Span};
 /// instance with the edits it returns.
 pub const KEEP_PAYLOADS: &str = "keep-payloads";
 
+/// The [`KEEP_PAYLOADS`] value of a host that gives the edits back by index
+/// alone (contract 0.2's `apply-kept`): their payloads are then left empty,
+/// sparing a large reply a string an edit each way.
+pub const KEEP_BY_INDEX: &str = "by-index";
+
 /// How a kept payload's reference starts; JSON never starts so.
 pub(crate) const PREFIX: &str = "kept:";
 
@@ -63,8 +68,14 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
 impl Kept {
     /// Keep `parsed` in place of any kept before, their summaries only if
     /// `summaries` ([`crate::Format::apply_reads_summaries`]); returns the
-    /// contract's edits, each payload a reference to its kept edit.
-    pub(crate) fn keep<Op: 'static>(&mut self, parsed: Vec<ParsedEdit<Op>>, summaries: bool) -> Vec<Edit> {
+    /// contract's edits, each payload a reference to its kept edit if
+    /// `references`, else empty.
+    pub(crate) fn keep<Op: 'static>(
+        &mut self,
+        parsed: Vec<ParsedEdit<Op>>,
+        summaries: bool,
+        references: bool,
+    ) -> Vec<Edit> {
         self.forget();
         let count = parsed.len();
         let mut kept = KeptEdits {
@@ -100,7 +111,8 @@ impl Kept {
                     kept.related.insert(index as u32, related_paths.clone());
                 }
                 kept.ops.push(Some(op));
-                Edit { path, related_paths, span, summary, payload: crate::message!(prefix, index) }
+                let payload = if references { crate::message!(prefix, index) } else { String::new() };
+                Edit { path, related_paths, span, summary, payload }
             })
             .collect();
         self.edits = Some(Box::new(kept));
@@ -213,7 +225,7 @@ mod tests {
 
     fn kept_of(words: &[&str]) -> (Kept, Vec<String>) {
         let mut kept = Kept::default();
-        let edits = kept.keep(parsed(words), true);
+        let edits = kept.keep(parsed(words), true, true);
         (kept, edits.into_iter().map(|edit| edit.payload).collect())
     }
 
@@ -230,14 +242,18 @@ mod tests {
     }
 
     #[test]
-    fn the_contract_edits_keep_their_paths_and_summaries_and_the_kept_ones_theirs_if_asked() {
-        for summaries in [true, false] {
+    fn the_contract_edits_keep_their_paths_and_summaries_and_refer_to_the_kept_ones_if_asked() {
+        for (summaries, references) in [(true, true), (false, true), (true, false)] {
             let mut kept = Kept::default();
-            let edits = kept.keep(parsed(&["a", "b", "c"]), summaries);
+            let edits = kept.keep(parsed(&["a", "b", "c"]), summaries, references);
             let seen: Vec<_> =
                 edits.iter().map(|e| (e.path.as_str(), e.summary.as_str(), e.payload.as_str())).collect();
-            let expected =
-                [("a.py", "edit a", "kept:1:0"), ("a.py", "edit b", "kept:1:1"), ("b.py", "edit c", "kept:1:2")];
+            let reference = |r: &'static str| if references { r } else { "" };
+            let expected = [
+                ("a.py", "edit a", reference("kept:1:0")),
+                ("a.py", "edit b", reference("kept:1:1")),
+                ("b.py", "edit c", reference("kept:1:2")),
+            ];
             assert_eq!(seen, expected);
             let selected = selected(&mut kept, &[2]).unwrap();
             assert_eq!(selected, [if summaries { "c@b.py:2 (edit c)" } else { "c@b.py:2 ()" }]);
@@ -256,7 +272,7 @@ mod tests {
         assert_eq!(kept.index_of("{\"json\": 1}"), None);
         assert_eq!(kept.index_of(&first[1]), Some(Ok(1)));
         assert!(kept.index_of("kept:x").unwrap().unwrap_err().contains("malformed"));
-        let second = kept.keep(parsed(&["c"]), true);
+        let second = kept.keep(parsed(&["c"]), true, true);
         assert!(kept.index_of(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
         assert_eq!(kept.index_of(&second[0].payload), Some(Ok(0)));
         kept.forget();
@@ -286,7 +302,7 @@ mod tests {
         ) {
             let words: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
             let mut kept = Kept::default();
-            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true);
+            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true, true);
             let related = |e: &Edit| e.related_paths.iter().map(|p| format!(" -> {p}")).collect::<String>();
             let words: Vec<String> = edits
                 .iter()

@@ -82,7 +82,7 @@ pub use format::{
     Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each, apply_one,
     edits_by_file, indexes_by_path,
 };
-pub use kept::KEEP_PAYLOADS;
+pub use kept::{KEEP_BY_INDEX, KEEP_PAYLOADS};
 pub use reply_text::ReplyText;
 pub use workspace::Workspace;
 

@@ -134,6 +134,19 @@ fn a_built_in_format_applies_the_edits_its_latest_parse_kept_by_index() {
     let fell_back = instance.apply_parsed(&files, &given, Some((parse, &[0, 0])), &keep).unwrap().unwrap();
     assert_eq!(fell_back.outcomes.len(), 2);
 
+    // Kept for `apply-kept` alone, the edits carry no payload: by index
+    // they apply, by value they cannot, and a refusal by index stands.
+    let by_index = [OptionValue { key: KEEP_PAYLOADS.into(), value: agent_apply_sdk::KEEP_BY_INDEX.into() }];
+    let bare = instance.parse(reply, &by_index).unwrap().edits;
+    assert!(bare.iter().all(|e| e.payload.is_empty()), "{bare:?}");
+    let parse = instance.latest_parse().expect("a parse that kept its edits");
+    let bare_given: Vec<&Edit> = bare.iter().collect();
+    let applied = instance.apply_parsed(&files, &bare_given, Some((parse, &[1, 0])), &by_index).unwrap().unwrap();
+    assert_eq!(applied, both);
+    assert!(instance.apply(&files, &bare_given, &by_index).unwrap().unwrap_err().contains("cannot read"));
+    let refused = instance.apply_parsed(&files, &bare_given, Some((parse, &[0, 0])), &by_index).unwrap();
+    assert!(refused.unwrap_err().contains("given twice"));
+
     instance.parse(reply, &[]).unwrap();
     assert_eq!(instance.latest_parse(), None, "a parse without keep-payloads keeps nothing");
     assert!(instance.apply_kept(&files, parse, &[0], &keep).is_none(), "an earlier parse's indexes are not asked");

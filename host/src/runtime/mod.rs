@@ -368,6 +368,7 @@ impl LoadedPlugin {
             kept_edits,
             parses: 0,
             kept_parse: None,
+            kept_by_index: false,
             stderr,
             timeout: limits.timeout,
             poisoned: false,
@@ -433,6 +434,9 @@ pub struct WasmInstance {
     /// The number of the latest `parse`, when it was asked to keep its
     /// edits (the `keep-payloads` option).
     kept_parse: Option<ParseId>,
+    /// Whether that parse was asked to keep them for `apply-kept` alone
+    /// (`keep-payloads = by-index`): their payloads are then empty.
+    kept_by_index: bool,
     stderr: MemoryOutputPipe,
     timeout: Duration,
     poisoned: bool,
@@ -471,8 +475,9 @@ impl WasmInstance {
 
     pub fn parse(&mut self, reply: &str, options: &[sdk::OptionValue]) -> Result<sdk::ParseOutput, PluginError> {
         self.parses += 1;
-        let keeps = options.iter().any(|o| o.key == agent_apply_sdk::KEEP_PAYLOADS && o.value == "on");
-        self.kept_parse = keeps.then_some(ParseId(self.parses));
+        let keeping = options.iter().find(|o| o.key == agent_apply_sdk::KEEP_PAYLOADS).map(|o| o.value.as_str());
+        self.kept_by_index = keeping == Some(agent_apply_sdk::KEEP_BY_INDEX);
+        self.kept_parse = (self.kept_by_index || keeping == Some("on")).then_some(ParseId(self.parses));
         let options = convert::options(options);
         guarded_call!(self, "parse", |guest, store| guest.call_parse(store, reply, &options).map(convert::parse_output))
     }
@@ -625,7 +630,8 @@ impl PluginInstance {
     /// [`PluginInstance::apply`] of `edits`, which are those at `indexes`
     /// of the output of `parse` (a [`PluginInstance::latest_parse`]): given
     /// back by index where the plugin kept them (contract 0.2), else by
-    /// `apply`. A plugin that refuses them by index gets them by `apply`.
+    /// `apply`. A plugin that refuses them by index gets them by `apply`,
+    /// unless their parse kept them for `apply-kept` alone.
     pub fn apply_parsed<E: Borrow<sdk::Edit>>(
         &mut self,
         files: &[sdk::File],
@@ -633,13 +639,22 @@ impl PluginInstance {
         parsed: Option<(ParseId, &[u32])>,
         options: &[sdk::OptionValue],
     ) -> Result<Result<sdk::ApplyOutput, String>, PluginError> {
+        // After a by-index parse the payloads are empty: a refusal stands.
+        let by_index = matches!(self, PluginInstance::Wasm(wasm) if wasm.kept_by_index);
         if let Some((parse, indexes)) = parsed
             && let Some(applied) = self.apply_kept(files, parse, indexes, options)
-            && !matches!(applied, Ok(Err(_)))
+            && (by_index || !matches!(applied, Ok(Err(_))))
         {
             return applied;
         }
         self.apply(files, edits, options)
+    }
+
+    /// Whether the plugin exports contract 0.2's `kept-edits`: a parse may
+    /// then keep its edits for `apply-kept` alone
+    /// ([`agent_apply_sdk::KEEP_BY_INDEX`]).
+    pub fn applies_kept_edits(&self) -> bool {
+        matches!(self, PluginInstance::Wasm(wasm) if wasm.kept_edits.is_some())
     }
 
     /// Contract 0.2's `apply-kept` of the edits at `indexes` of the output
