@@ -29,9 +29,9 @@ pub const KEEP_BY_INDEX: &str = "by-index";
 /// How a kept payload's reference starts; JSON never starts so.
 pub(crate) const PREFIX: &str = "kept:";
 
-/// The edits of the latest `parse`, in its order, as one vector of the
-/// format's own type (a box per edit cost a reply of 20,000 edits 20,000
-/// allocations, and the instance their memory for good).
+/// The edits of the latest `parse`, in its order, as one [`KeptEdits`] of
+/// the format's own type (a box per edit cost a reply of 20,000 edits
+/// 20,000 allocations, and the instance their memory for good).
 #[derive(Default)]
 pub(crate) struct Kept {
     generation: u64,
