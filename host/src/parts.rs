@@ -9,13 +9,13 @@ use std::borrow::Borrow;
 use std::ops::Range;
 use std::time::Instant;
 
-use agent_apply_sdk::markers::{edit_marker, marker_candidates};
+use agent_apply_sdk::markers::{edit_marker, marker_candidates, may_hold_marker};
 use agent_apply_sdk::source::SourceMap;
 use agent_apply_sdk::text::newline_count;
 use agent_apply_sdk::types::{
     ApplyOutput, Change, Diagnostic, Edit, EditStatus, File, OptionValue, Outcome, ParseOutput, Severity, Span,
 };
-use agent_apply_sdk::{KEEP_BY_INDEX, KEEP_PAYLOADS};
+use agent_apply_sdk::{KEEP_BY_INDEX, KEEP_PAYLOADS, SUMMARIES};
 
 use crate::Error;
 use crate::config::Config;
@@ -61,6 +61,17 @@ impl Reading {
     }
 }
 
+/// What a caller of [`read`] asks of the formats, besides the reply.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    /// The file a reply that names none edits (`--file`).
+    pub file: Option<&'a str>,
+    /// Whether the caller shows each edit's summary (`parse`, a preview):
+    /// when not, the formats are told ([`SUMMARIES`] `= off`) and may
+    /// spare making, passing and lifting a string an edit.
+    pub summaries: bool,
+}
+
 /// Parse `reply` with the chosen format, then give what it left unread to
 /// the other formats while it holds edit markers. `existing` reads a file
 /// of the repository, for an automatic choice the files may overrule
@@ -68,16 +79,16 @@ impl Reading {
 pub fn read(
     registry: &Registry,
     config: &Config,
-    file: Option<&str>,
+    asked: Asked<'_>,
     mut chosen: Chosen,
     reply: &str,
     existing: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Reading, Error> {
-    let mut options = options_for(config, file, &chosen);
+    let mut options = options_for(config, asked, &chosen);
     let (mut snippets, read_already) = snippet::snippets(&mut chosen, &options, reply, existing)?;
     if !snippets.is_empty() {
         chosen = registry.reader_without(reply, &chosen.entry.name)?;
-        options = options_for(config, file, &chosen);
+        options = options_for(config, asked, &chosen);
     }
     let (name, by) = (chosen.entry.name.clone(), chosen.by);
     let mut instance = chosen.instance;
@@ -95,7 +106,7 @@ pub fn read(
     let mut parts = vec![Part { name, instance, options, edits: 0..parsed.edits.len(), parse }];
     if parsed.edits.is_empty() {
         if matches!(by, ChosenBy::Flag | ChosenBy::Config) && !reply.trim().is_empty() {
-            wrong_format(registry, config, file, &parts, reply)?;
+            wrong_format(registry, config, asked, &parts, reply)?;
         }
         if !parsed.diagnostics.iter().any(|d| d.severity == Severity::Error) {
             let named = (!matches!(by, ChosenBy::Auto { .. })).then_some(parts[0].name.as_str());
@@ -112,7 +123,7 @@ pub fn read(
     }
     let mut rest = masked(reply, &parsed);
     while !unread_lines.is_empty() {
-        let Some(mut part) = best_reader(registry, config, file, &parts, &rest, PART_CONFIDENCE)? else { break };
+        let Some(mut part) = best_reader(registry, config, asked, &parts, &rest, PART_CONFIDENCE)? else { break };
         let output = part.instance.parse(&rest, &part.options)?;
         if output.edits.is_empty() {
             break;
@@ -135,8 +146,8 @@ pub fn read(
 /// The options a format reads a reply with: the config's, and whether the
 /// user named the format (a format may then trust the reply more: `whole`
 /// writes a file that shrinks to a fragment).
-fn options_for(config: &Config, file: Option<&str>, chosen: &Chosen) -> Vec<OptionValue> {
-    let mut options = reading_options(config, &chosen.entry.name, file, &chosen.instance);
+fn options_for(config: &Config, asked: Asked<'_>, chosen: &Chosen) -> Vec<OptionValue> {
+    let mut options = reading_options(config, &chosen.entry.name, asked, &chosen.instance);
     options.push(OptionValue { key: "chosen-by".into(), value: chosen_by(&chosen.by).into() });
     options
 }
@@ -144,11 +155,15 @@ fn options_for(config: &Config, file: Option<&str>, chosen: &Chosen) -> Vec<Opti
 /// The config's options for format `name`, and the word that every edit
 /// `instance` reads comes back to it: a plugin may then keep the payloads
 /// instead of passing them through the host, and one that applies kept
-/// edits by index (contract 0.2) gets them back so alone.
-fn reading_options(config: &Config, name: &str, file: Option<&str>, instance: &PluginInstance) -> Vec<OptionValue> {
-    let mut options = config.plugin_options(name, file);
+/// edits by index (contract 0.2) gets them back so alone. Summaries are
+/// asked for only when shown.
+fn reading_options(config: &Config, name: &str, asked: Asked<'_>, instance: &PluginInstance) -> Vec<OptionValue> {
+    let mut options = config.plugin_options(name, asked.file);
     let keeping = if instance.applies_kept_edits() { KEEP_BY_INDEX } else { "on" };
     options.push(OptionValue { key: KEEP_PAYLOADS.into(), value: keeping.into() });
+    if !asked.summaries {
+        options.push(OptionValue { key: SUMMARIES.into(), value: "off".into() });
+    }
     options
 }
 
@@ -167,11 +182,11 @@ fn chosen_by(by: &ChosenBy) -> &'static str {
 fn wrong_format(
     registry: &Registry,
     config: &Config,
-    file: Option<&str>,
+    asked: Asked<'_>,
     named: &[Part],
     reply: &str,
 ) -> Result<(), Error> {
-    let Some(mut fits) = best_reader(registry, config, file, named, reply, FITS_CONFIDENCE)? else { return Ok(()) };
+    let Some(mut fits) = best_reader(registry, config, asked, named, reply, FITS_CONFIDENCE)? else { return Ok(()) };
     if fits.instance.parse(reply, &fits.options)?.edits.is_empty() {
         return Ok(());
     }
@@ -196,7 +211,7 @@ fn no_edit(named: Option<&str>) -> Diagnostic {
 fn best_reader(
     registry: &Registry,
     config: &Config,
-    file: Option<&str>,
+    asked: Asked<'_>,
     used: &[Part],
     rest: &str,
     floor: f32,
@@ -209,7 +224,7 @@ fn best_reader(
         let mut instance = registry.instantiate(entry)?;
         let confidence = instance.detect(rest)?;
         if confidence >= floor && best.as_ref().is_none_or(|(b, _)| confidence > *b) {
-            let options = reading_options(config, &entry.name, file, &instance);
+            let options = reading_options(config, &entry.name, asked, &instance);
             best = Some((confidence, Part { name: entry.name.clone(), instance, options, edits: 0..0, parse: None }));
         }
     }
@@ -271,15 +286,18 @@ fn markers_left(text: &str, output: &ParseOutput) -> Vec<u32> {
 }
 
 /// The lines of `text` that `read` (sorted, merged ranges) does not cover
-/// whole, as ranges of whole lines, in order and apart. Each byte is looked
-/// at once at most: a gap's line is found by searching back only to the
-/// gap before it, and forward only past it.
+/// whole where the bytes it leaves may hold a marker ([`may_hold_marker`]),
+/// as ranges of whole lines, in order and apart. A gap's line is found by
+/// searching back only to the gap before it, and forward only past it.
 fn unread_lines(text: &str, read: &[Range<usize>]) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut gaps: Vec<Range<usize>> = Vec::new();
     let mut from = 0;
     for range in read.iter().chain(std::iter::once(&(text.len()..text.len()))) {
-        if range.start > from {
+        // Unread bytes with no byte of a marker core leave their line
+        // none once the rest is blanked: a JSON reply's line endings
+        // between the calls a format read, which made every line a gap.
+        if range.start > from && may_hold_marker(&bytes[from..range.start]) {
             // A line that a position before this end is in, the gap before holds.
             let last_end = gaps.last().map_or(0, |gap| gap.end);
             let start = if from < last_end {

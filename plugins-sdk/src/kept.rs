@@ -68,12 +68,14 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Kept) -> R) -> R {
 impl Kept {
     /// Keep `parsed` in place of any kept before, their summaries only if
     /// `summaries` ([`crate::Format::apply_reads_summaries`]); returns the
-    /// contract's edits, each payload a reference to its kept edit if
-    /// `references`, else empty.
+    /// contract's edits, with their summaries if `shown`
+    /// ([`crate::format::SUMMARIES`]), each payload a reference to its kept
+    /// edit if `references`, else empty.
     pub(crate) fn keep<Op: 'static>(
         &mut self,
         parsed: Vec<ParsedEdit<Op>>,
         summaries: bool,
+        shown: bool,
         references: bool,
     ) -> Vec<Edit> {
         self.forget();
@@ -104,9 +106,18 @@ impl Kept {
                 };
                 kept.path_of.push(id);
                 kept.spans.push(span);
-                if summaries {
-                    kept.summaries.push(summary.clone());
-                }
+                let summary = match (summaries, shown) {
+                    (true, true) => {
+                        kept.summaries.push(summary.clone());
+                        summary
+                    }
+                    (true, false) => {
+                        kept.summaries.push(summary);
+                        String::new()
+                    }
+                    (false, true) => summary,
+                    (false, false) => String::new(),
+                };
                 if !related_paths.is_empty() {
                     kept.related.insert(index as u32, related_paths.clone());
                 }
@@ -225,7 +236,7 @@ mod tests {
 
     fn kept_of(words: &[&str]) -> (Kept, Vec<String>) {
         let mut kept = Kept::default();
-        let edits = kept.keep(parsed(words), true, true);
+        let edits = kept.keep(parsed(words), true, true, true);
         (kept, edits.into_iter().map(|edit| edit.payload).collect())
     }
 
@@ -243,16 +254,19 @@ mod tests {
 
     #[test]
     fn the_contract_edits_keep_their_paths_and_summaries_and_refer_to_the_kept_ones_if_asked() {
-        for (summaries, references) in [(true, true), (false, true), (true, false)] {
+        let cases =
+            [(true, true, true), (false, true, true), (true, true, false), (true, false, true), (false, false, false)];
+        for (summaries, shown, references) in cases {
             let mut kept = Kept::default();
-            let edits = kept.keep(parsed(&["a", "b", "c"]), summaries, references);
+            let edits = kept.keep(parsed(&["a", "b", "c"]), summaries, shown, references);
             let seen: Vec<_> =
                 edits.iter().map(|e| (e.path.as_str(), e.summary.as_str(), e.payload.as_str())).collect();
             let reference = |r: &'static str| if references { r } else { "" };
+            let summary = |s: &'static str| if shown { s } else { "" };
             let expected = [
-                ("a.py", "edit a", reference("kept:1:0")),
-                ("a.py", "edit b", reference("kept:1:1")),
-                ("b.py", "edit c", reference("kept:1:2")),
+                ("a.py", summary("edit a"), reference("kept:1:0")),
+                ("a.py", summary("edit b"), reference("kept:1:1")),
+                ("b.py", summary("edit c"), reference("kept:1:2")),
             ];
             assert_eq!(seen, expected);
             let selected = selected(&mut kept, &[2]).unwrap();
@@ -272,7 +286,7 @@ mod tests {
         assert_eq!(kept.index_of("{\"json\": 1}"), None);
         assert_eq!(kept.index_of(&first[1]), Some(Ok(1)));
         assert!(kept.index_of("kept:x").unwrap().unwrap_err().contains("malformed"));
-        let second = kept.keep(parsed(&["c"]), true, true);
+        let second = kept.keep(parsed(&["c"]), true, true, true);
         assert!(kept.index_of(&first[0]).unwrap().unwrap_err().contains("earlier parse"));
         assert_eq!(kept.index_of(&second[0].payload), Some(Ok(0)));
         kept.forget();
@@ -302,7 +316,7 @@ mod tests {
         ) {
             let words: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
             let mut kept = Kept::default();
-            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true, true);
+            let edits = kept.keep(parsed(&words.iter().map(String::as_str).collect::<Vec<_>>()), true, true, true);
             let related = |e: &Edit| e.related_paths.iter().map(|p| format!(" -> {p}")).collect::<String>();
             let words: Vec<String> = edits
                 .iter()

@@ -79,7 +79,7 @@ pub mod view;
 mod workspace;
 
 pub use format::{
-    Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, apply_by_file, apply_each, apply_one,
+    Applied, EditFailure, Format, Options, Parsed, ParsedEdit, Plugin, SUMMARIES, apply_by_file, apply_each, apply_one,
     edits_by_file, indexes_by_path,
 };
 pub use kept::{KEEP_BY_INDEX, KEEP_PAYLOADS};

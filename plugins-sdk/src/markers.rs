@@ -92,11 +92,17 @@ pub fn marker_candidates(text: &str) -> Vec<(usize, &str)> {
     // of short ones (a path line, a fence) that hold none: two SIMD passes
     // over a few bytes, where starting the seven searches cost a thousand
     // instructions a stretch.
-    let bytes = text.as_bytes();
-    if memchr::memchr3(b'<', b'>', b'-', bytes).is_none() && memchr::memchr3(b'+', b'@', b'*', bytes).is_none() {
+    if !may_hold_marker(text.as_bytes()) {
         return Vec::new();
     }
     candidates_by_search(text)
+}
+
+/// Whether `bytes` hold one of the bytes every [`MARKER_CORES`] text has
+/// one of (`< > - + @ *`; `diff --git ` its `-`). Bytes without one add
+/// nothing to a marker: a line whose other bytes are blanked holds none.
+pub fn may_hold_marker(bytes: &[u8]) -> bool {
+    memchr::memchr3(b'<', b'>', b'-', bytes).is_some() || memchr::memchr3(b'+', b'@', b'*', bytes).is_some()
 }
 
 /// [`marker_candidates`] by the seven searches alone.

@@ -86,6 +86,54 @@ fn a_built_in_format_keeps_its_payloads_in_the_instance_that_parsed_them() {
     assert_eq!(applied(registry.instantiate(entry).unwrap().apply(&files, &json, &[]).unwrap().unwrap()), first);
 }
 
+/// A run that shows no summaries says so (`summaries = off`): every
+/// built-in then gives its example's edits without one, kept or not, with
+/// the same paths and spans, and they apply as the summarised ones do. A
+/// plain run asks for none; a preview (`--interactive`) does, and gets them.
+#[test]
+fn a_built_in_format_leaves_out_the_summaries_a_run_does_not_show() {
+    use agent_apply::pipeline::{self, ApplyOptions};
+    use agent_apply::workspace::Workspace;
+    use agent_apply_sdk::types::{Edit, OptionValue};
+    use agent_apply_sdk::{KEEP_BY_INDEX, KEEP_PAYLOADS, SUMMARIES};
+
+    let cache = tempfile::tempdir().unwrap();
+    let registry = registry(cache.path());
+    let option = |key: &str, value: &str| OptionValue { key: key.into(), value: value.into() };
+    let keeping = [vec![], vec![option(KEEP_PAYLOADS, "on")], vec![option(KEEP_PAYLOADS, KEEP_BY_INDEX)]];
+    for entry in registry.entries() {
+        let mut instance = registry.instantiate(entry).unwrap();
+        let info = instance.info().unwrap();
+        let mut read_and_apply = |options: &[OptionValue]| {
+            let edits = instance.parse(&info.example_reply, options).unwrap().edits;
+            let indexes: Vec<u32> = (0..edits.len() as u32).collect();
+            let kept = instance.latest_parse().map(|parse| (parse, indexes.as_slice()));
+            let output = instance.apply_parsed(&info.example_files, &edits, kept, options).unwrap();
+            (edits, output.expect("the example applies"))
+        };
+        for keep in &keeping {
+            let name = &entry.name;
+            let (shown, with) = read_and_apply(keep);
+            let (without, applied) = read_and_apply(&[keep.clone(), vec![option(SUMMARIES, "off")]].concat());
+            assert!(!shown.is_empty() && shown.iter().all(|e| !e.summary.is_empty()), "{name}: {shown:?}");
+            assert!(without.iter().all(|e| e.summary.is_empty()), "{name}: {without:?}");
+            let place = |edits: &[Edit]| edits.iter().map(|e| (e.path.clone(), e.span)).collect::<Vec<_>>();
+            assert_eq!(place(&without), place(&shown), "{name}");
+            assert_eq!(applied, with, "{name} applies its edits as before");
+        }
+    }
+
+    let repo = TestRepo::with(&[("a.txt", "one\ntwo\n")]);
+    let reply = "a.txt\n```\n<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n```\n";
+    let summaries = |options: &ApplyOptions| {
+        let mut workspace = Workspace::open(repo.path()).unwrap();
+        let prepared = pipeline::prepare(&mut workspace, reply.into(), options).unwrap();
+        prepared.edits().iter().map(|e| e.summary.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(summaries(&ApplyOptions::default()), [""]);
+    assert_eq!(summaries(&ApplyOptions { summaries: true, ..ApplyOptions::default() }), ["replace 1 line with 1"]);
+}
+
 /// A built-in format exports contract 0.2's `kept-edits`: the edits its
 /// latest `parse` kept apply by index, in any order and subset, as they do
 /// by value; after another `parse` those indexes are stale, and the host

@@ -221,7 +221,8 @@ impl Format for Compact {
     }
 
     fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<RangeEdit> {
-        parse::parse(reply, options.get("file").map(str::trim).filter(|f| !f.is_empty()))
+        let edit_file = options.get("file").map(str::trim).filter(|f| !f.is_empty());
+        parse::parse(reply, edit_file, options.shows_summaries())
     }
 
     fn apply_edit(

@@ -169,6 +169,8 @@ struct Builder<'a> {
     reply: &'a str,
     map: &'a SourceMap,
     parsed: Parsed<RangeEdit>,
+    /// Whether the host shows the edits' summaries (else they are left empty).
+    summaries: bool,
 }
 
 impl Builder<'_> {
@@ -179,7 +181,7 @@ impl Builder<'_> {
             path,
             related_paths: Vec::new(),
             span,
-            summary: summary(&range, line_count(&body)),
+            summary: if self.summaries { summary(&range, line_count(&body)) } else { String::new() },
             op: RangeEdit {
                 number,
                 reply_line: span.first_line,
@@ -249,10 +251,10 @@ impl<'a> ReplyLines<'a> {
 const HEADER_RANGE_HINT: &str = "write the range as START-END, 1-based and inclusive; START-(START-1) inserts";
 
 /// Parse a reply. `edit_file` is the edit-mode file (option `file`), for
-/// range blocks that name no file.
-pub fn parse(reply: &str, edit_file: Option<&str>) -> Parsed<RangeEdit> {
+/// range blocks that name no file; summaries are made if `summaries`.
+pub fn parse(reply: &str, edit_file: Option<&str>, summaries: bool) -> Parsed<RangeEdit> {
     let reply_lines = ReplyLines::new(reply);
-    let mut b = Builder { reply, map: reply_lines.lines.map(), parsed: Parsed::default() };
+    let mut b = Builder { reply, map: reply_lines.lines.map(), parsed: Parsed::default(), summaries };
     let mut i = 0;
     while i < reply_lines.lines.len() {
         i = if let Some(block) = reply_lines.block_at(reply_lines.offset_of(i)) {

@@ -116,8 +116,8 @@ impl Format for EditBlock {
         }
     }
 
-    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<Block> {
-        parse::parse(reply)
+    fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Block> {
+        parse::parse(reply, options.shows_summaries())
     }
 
     fn apply_edit(

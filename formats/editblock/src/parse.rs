@@ -113,8 +113,8 @@ const PATH_LOOKBACK: usize = 3;
 
 /// The blocks of a reply, diagnostics for broken ones, and shell blocks
 /// that hold no block as suggested commands.
-pub(crate) fn parse(reply: &str) -> Parsed<Block> {
-    let mut reader = Reader::new(reply);
+pub(crate) fn parse(reply: &str, summaries: bool) -> Parsed<Block> {
+    let mut reader = Reader::new(reply, summaries);
     let mut index = 0;
     while index < reader.lines.len() {
         index = if reader.pending.is_some() { reader.in_block(index) } else { reader.outside_block(index) };
@@ -156,10 +156,12 @@ struct Reader<'a> {
     /// The vectors of the last block read, emptied for the next: a block
     /// grew its own from nothing, three times for ten lines.
     spare: (Vec<&'a str>, Vec<usize>),
+    /// Whether the host shows the edits' summaries (else they are left empty).
+    summaries: bool,
 }
 
 impl<'a> Reader<'a> {
-    fn new(reply: &'a str) -> Self {
+    fn new(reply: &'a str, summaries: bool) -> Self {
         let lines = IndexedLines::new(reply);
         Reader {
             reply,
@@ -172,6 +174,7 @@ impl<'a> Reader<'a> {
             paths: PathMemo::default(),
             block_number: 0,
             spare: Default::default(),
+            summaries,
         }
     }
 
@@ -183,7 +186,8 @@ impl<'a> Reader<'a> {
                 let mut block = self.pending.take().expect("pending");
                 self.block_number += 1;
                 let end = offset + line.len();
-                finish(&mut self.parsed, self.lines.map(), &mut block, end, self.block_number, index + 1);
+                let (number, summaries) = (self.block_number, self.summaries);
+                finish(&mut self.parsed, self.lines.map(), &mut block, (end, index + 1), number, summaries);
                 self.spare = (block.body, block.dividers);
                 self.floor = index + 1;
             }
@@ -377,9 +381,9 @@ fn finish(
     parsed: &mut Parsed<Block>,
     map: &SourceMap,
     block: &mut Pending<'_>,
-    end: usize,
+    (end, last_line): (usize, usize),
     number: usize,
-    last_line: usize,
+    summaries: bool,
 ) {
     let span = map.span(block.start, end);
     let Some(path) = block.path.take() else {
@@ -408,7 +412,9 @@ fn finish(
     let alternatives = block.dividers.iter().filter(|&&d| d != primary).map(|&d| split(d)).collect();
     let search_lines = primary;
     let replace_lines = block.body.len() - primary - 1;
-    let summary = if search.trim().is_empty() {
+    let summary = if !summaries {
+        String::new()
+    } else if search.trim().is_empty() {
         message!("create or append (", LineCount(replace_lines), ")")
     } else {
         message!("replace ", LineCount(search_lines), " with ", replace_lines)

@@ -347,8 +347,8 @@ impl Format for Hashline {
         }
     }
 
-    fn parse(&self, reply: &str, _options: Options<'_>) -> Parsed<HashEdit> {
-        parse::parse(reply)
+    fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<HashEdit> {
+        parse::parse(reply, options.shows_summaries())
     }
 
     fn apply_edit(

@@ -212,6 +212,8 @@ struct Reader<'r> {
     out: Parsed<HashEdit>,
     /// Byte ranges of the reply already read as JSON.
     taken: Vec<(usize, usize)>,
+    /// Whether the host shows the edits' summaries (else they are left empty).
+    summaries: bool,
 }
 
 impl<'r> Reader<'r> {
@@ -318,7 +320,7 @@ impl<'r> Reader<'r> {
                         path: path.clone(),
                         related_paths: Vec::new(),
                         span,
-                        summary: op.summary(),
+                        summary: if self.summaries { op.summary() } else { String::new() },
                         op: HashEdit { label, op, stripped_prefixes: stripped, tag: tag.clone() },
                     });
                 }
@@ -413,9 +415,9 @@ fn opens_edit_object(after: &str) -> bool {
     ["path\"", "file\"", "file_path\"", "filePath\"", "edits\""].iter().any(|k| rest.starts_with(k))
 }
 
-/// Read every edit in `reply`.
-pub fn parse(reply: &str) -> Parsed<HashEdit> {
-    let mut reader = Reader { reply, map: SourceMap::new(reply), out: Parsed::default(), taken: Vec::new() };
+/// Read every edit in `reply`; summaries are made if `summaries`.
+pub fn parse(reply: &str, summaries: bool) -> Parsed<HashEdit> {
+    let mut reader = Reader { reply, map: SourceMap::new(reply), out: Parsed::default(), taken: Vec::new(), summaries };
     let mut fence_ranges = Vec::new();
     for fence in fenced_blocks(reply) {
         fence_ranges.push((fence.start, fence.end));

@@ -265,7 +265,7 @@ impl Format for ToolCalls {
         if !keyed && !ENVELOPE_WORDS.iter().any(|k| contains(reply, k)) {
             return 0.0;
         }
-        let parsed = parse::parse(reply, None);
+        let parsed = parse::parse(reply, None, false);
         let errors = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
         let no_edits = parsed.diagnostics.iter().any(|d| d.severity == Severity::Warning);
         match (parsed.edits.is_empty(), errors) {
@@ -278,7 +278,7 @@ impl Format for ToolCalls {
     }
 
     fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Call> {
-        parse::parse(reply, options.get(REPO_ROOT))
+        parse::parse(reply, options.get(REPO_ROOT), options.shows_summaries())
     }
 
     /// Calls apply one by one, but a run of plain replacements of one file

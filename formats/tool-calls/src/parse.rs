@@ -42,8 +42,9 @@ enum Found {
 
 /// Read every call in `reply`. Absolute paths under `root` become
 /// repo-relative; others stay absolute for the host's path policy to refuse.
-pub fn parse(reply: &str, root: Option<&str>) -> Parsed<Call> {
-    let mut reader = Reader::new(reply, root);
+/// Summaries are made if `summaries`.
+pub fn parse(reply: &str, root: Option<&str>, summaries: bool) -> Parsed<Call> {
+    let mut reader = Reader::new(reply, root, summaries);
     // What is left to read the way `json_values` finds it: all of a reply
     // in prose; a JSON reply's values from the first that one pass cannot read.
     let found = if is_json_reply(reply) {
@@ -66,11 +67,13 @@ struct Reader<'r> {
     map: SourceMap,
     root: Option<&'r str>,
     out: Parsed<Call>,
+    /// Whether the host shows the edits' summaries (else they are left empty).
+    summaries: bool,
 }
 
 impl<'r> Reader<'r> {
-    fn new(reply: &'r str, root: Option<&'r str>) -> Self {
-        Reader { reply, map: SourceMap::new(reply), root, out: Parsed::default() }
+    fn new(reply: &'r str, root: Option<&'r str>, summaries: bool) -> Self {
+        Reader { reply, map: SourceMap::new(reply), root, out: Parsed::default(), summaries }
     }
 
     /// The calls of `found`'s values, its problems, the reply's shell
@@ -194,7 +197,7 @@ impl<'r> Reader<'r> {
         match read_call(&fields) {
             Ok(Found::Edit { path, tool, action }) => {
                 let path = repo_relative(&path, self.root);
-                let summary = message!(tool, ": ", action.summary());
+                let summary = if self.summaries { message!(tool, ": ", action.summary()) } else { String::new() };
                 self.out.edits.push(ParsedEdit {
                     path,
                     related_paths: Vec::new(),
@@ -566,8 +569,8 @@ mod tests {
                 }
                 reply.truncate(at);
             }
-            let twice = Reader::new(&reply, None).finish(&json_values(&reply));
-            prop_assert_eq!(parse(&reply, None), twice);
+            let twice = Reader::new(&reply, None, true).finish(&json_values(&reply));
+            prop_assert_eq!(parse(&reply, None, true), twice);
         }
     }
 }

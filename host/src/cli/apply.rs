@@ -90,5 +90,7 @@ fn options(global: &GlobalArgs, args: &ApplyArgs) -> ApplyOptions {
         ranges: global.json,
         tokens: args.tokens,
         base: args.base.clone(),
+        // Only the questions show each edit's summary.
+        summaries: args.interactive,
     }
 }

@@ -34,7 +34,8 @@ pub fn run(global: &GlobalArgs, args: &ParseArgs) -> Result<Exit, CommandError> 
     let limits = workspace.config.input_limits();
     let existing = snippet::on_disk(&workspace.root, &limits);
     let started = std::time::Instant::now();
-    let reading = parts::read(&workspace.registry, &workspace.config, args.file.as_deref(), chosen, &reply, &existing)?;
+    let asked = parts::Asked { file: args.file.as_deref(), summaries: true };
+    let reading = parts::read(&workspace.registry, &workspace.config, asked, chosen, &reply, &existing)?;
     let parse_ms = started.elapsed().as_secs_f64() * 1000.0;
     let output = &reading.parsed;
     let format =

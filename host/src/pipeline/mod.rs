@@ -74,6 +74,10 @@ pub struct ApplyOptions {
     /// The versions the reply was written against (`--base`): `REV` for
     /// every file, `PATH=REV` for one; its edits are rebased from there.
     pub base: Vec<String>,
+    /// Keep each edit's one-line summary, for a preview that shows them
+    /// (`--interactive`). A report tells outcomes, not summaries, so by
+    /// default the formats are asked for none.
+    pub summaries: bool,
 }
 
 impl Default for ApplyOptions {
@@ -95,6 +99,7 @@ impl Default for ApplyOptions {
             ranges: true,
             tokens: false,
             base: Vec::new(),
+            summaries: false,
         }
     }
 }
@@ -191,7 +196,8 @@ pub fn prepare<'w>(workspace: &'w mut Workspace, reply: String, options: &ApplyO
         workspace.registry.choose_reader(options.format.as_deref(), config, options.model.as_deref(), &reply)?;
     let parse_started = Instant::now();
     let existing = snippet::on_disk(&workspace.root, &limits);
-    let reading = parts::read(&workspace.registry, config, options.file.as_deref(), chosen, &reply, &existing)?;
+    let asked = parts::Asked { file: options.file.as_deref(), summaries: options.summaries };
+    let reading = parts::read(&workspace.registry, config, asked, chosen, &reply, &existing)?;
     let also = reading.also();
     let parts::Reading { parts: format_parts, mut parsed, by } = reading;
     let parse_ms = millis(parse_started);
