@@ -48,6 +48,11 @@ impl JsonString {
         self.0.len()
     }
 
+    /// Whether the string is empty (written `""`: an escape is text).
+    pub fn is_empty(&self) -> bool {
+        self.written_len() == 2
+    }
+
     /// The string, unescaped: borrowed when it has no escapes. `Err` when
     /// the text is no JSON string (a payload altered on its way back).
     pub fn decoded(&self) -> Result<Cow<'_, str>, String> {

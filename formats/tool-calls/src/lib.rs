@@ -69,32 +69,32 @@ pub enum Action<T = String> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Text {
-    /// With its line count, for the summary.
-    Json {
-        json: JsonString,
-        lines: u32,
-    },
+    Json(JsonString),
     Plain(String),
 }
 
 impl Text {
     fn decoded(&self) -> Result<String, String> {
         match self {
-            Text::Json { json, .. } => json.decoded().map(Cow::into_owned),
+            Text::Json(json) => json.decoded().map(Cow::into_owned),
             Text::Plain(text) => Ok(text.clone()),
         }
     }
 
+    /// Counted when a summary asks (in the JSON text as written): most
+    /// runs show none, and counting 20,000 calls' texts was 2% of a run.
     fn line_count(&self) -> usize {
         match self {
-            Text::Json { lines, .. } => *lines as usize,
+            Text::Json(json) => json.line_count(),
             Text::Plain(text) => agent_apply_sdk::text::line_count(text),
         }
     }
 
-    /// Whether the text is empty: only an empty text has no lines.
     fn is_empty(&self) -> bool {
-        self.line_count() == 0
+        match self {
+            Text::Json(json) => json.is_empty(),
+            Text::Plain(text) => text.is_empty(),
+        }
     }
 }
 

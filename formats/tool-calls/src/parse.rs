@@ -266,15 +266,10 @@ impl<'a> Json<'a> {
     }
 
     /// The string as a text to write: as the reply wrote it when it is the
-    /// reply's, unescaped when applied (its line count, for the summary,
-    /// read from the JSON text). `None` when the value is no string.
+    /// reply's, unescaped when applied. `None` when the value is no string.
     fn text(self) -> Option<Text> {
         match self {
-            Json::Raw(node) => {
-                let json = JsonString::from_raw(node.text)?;
-                let lines = json.line_count() as u32;
-                Some(Text::Json { json, lines })
-            }
+            Json::Raw(node) => JsonString::from_raw(node.text).map(Text::Json),
             Json::Parsed(value) => value.as_str().map(|s| Text::Plain(s.to_string())),
         }
     }
