@@ -408,6 +408,9 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
         out.push(BOM);
     }
     let empty = out.len();
+    // A one-byte ending is pushed, not copied: in a component each copy is
+    // a call out of the compiled code.
+    let lf = eol == "\n";
     let mut copied = 0;
     for (start, end, lines) in splices {
         out.push_str(&body[copied..start]);
@@ -417,7 +420,7 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
         }
         for new in lines {
             out.push_str(new.as_ref());
-            out.push_str(eol);
+            if lf { out.push('\n') } else { out.push_str(eol) }
         }
         copied = end;
     }
