@@ -266,14 +266,21 @@ pub fn edits_by_file<Op>(edits: &[ParsedEdit<Op>]) -> Vec<(&str, Vec<usize>)> {
 /// `(index, path)` pairs grouped by path, paths in the order first named,
 /// indexes in the order given. One pass: thousands of edits over dozens of
 /// files are not rescanned per file (the host groups its edits so too).
+/// Edits come in runs on one file, so a path is compared with the last
+/// one's before it is hashed.
 pub fn indexes_by_path<'a>(named: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<(&'a str, Vec<usize>)> {
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
     let mut group_of: HashMap<&str, usize> = HashMap::new();
+    let mut last: Option<(&str, usize)> = None;
     for (index, path) in named {
-        let group = *group_of.entry(path).or_insert_with(|| {
-            groups.push((path, Vec::new()));
-            groups.len() - 1
-        });
+        let group = match last {
+            Some((last_path, group)) if crate::text::same_text(last_path, path) => group,
+            _ => *group_of.entry(path).or_insert_with(|| {
+                groups.push((path, Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        last = Some((path, group));
         groups[group].1.push(index);
     }
     groups
@@ -488,6 +495,11 @@ mod flag_tests {
         let edits = [edit("b.rs"), edit("a.rs"), edit("b.rs"), edit("c.rs"), edit("a.rs")];
         let groups = edits_by_file(&edits);
         assert_eq!(groups, vec![("b.rs", vec![0, 2]), ("a.rs", vec![1, 4]), ("c.rs", vec![3])]);
+        // In runs on one file (as most replies are), and back to an earlier one.
+        let paths = ["b.rs", "b.rs", "a.rs", "b.rs", "b.rs", "c.rs", "a.rs", "a.rs", "ab.rs"];
+        let groups = indexes_by_path(paths.into_iter().enumerate());
+        let expected = vec![("b.rs", vec![0, 1, 3, 4]), ("a.rs", vec![2, 6, 7]), ("c.rs", vec![5]), ("ab.rs", vec![8])];
+        assert_eq!(groups, expected);
     }
 
     #[test]
