@@ -98,7 +98,7 @@ impl Kept {
             .map(|(index, ParsedEdit { path, related_paths, span, summary, op })| {
                 // Edits come grouped by file: the last path is checked first.
                 let id = match kept.path_of.last() {
-                    Some(&last) if kept.paths[last as usize] == path => last,
+                    Some(&last) if crate::text::same_text(&kept.paths[last as usize], &path) => last,
                     _ => *known.entry(path.clone()).or_insert_with(|| {
                         kept.paths.push(path.clone());
                         kept.paths.len() as u32 - 1

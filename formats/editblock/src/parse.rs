@@ -372,7 +372,7 @@ fn remembered<'a>(
     read: fn(&str) -> Option<String>,
 ) -> Option<String> {
     match last {
-        Some((seen, path)) if *seen == text => path.clone(),
+        Some((seen, path)) if same_text(seen, text) => path.clone(),
         _ => last.insert((text, read(text))).1.clone(),
     }
 }

@@ -148,7 +148,7 @@ pub(super) fn make_splice<'a>(
 ) -> Splice<'a> {
     let region = end - start;
     // A line the replacement keeps (equal as written) keeps the file's bytes.
-    let same = |a: &&&str, b: &&&str| written_line(a, level) == written_line(b, level);
+    let same = |a: &&&str, b: &&&str| crate::text::same_text(written_line(a, level), written_line(b, level));
     let keep_prefix = first.iter().zip(replace).take_while(|(a, b)| same(a, b)).count().min(region).min(replace.len());
     let keep_suffix = last
         .iter()
