@@ -240,7 +240,12 @@ fn newlines_in_16(chunk: &[u8; 16]) -> u16 {
 /// matching compares lines by the thousand.
 #[inline]
 pub fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`same_text`] of bytes.
+#[inline]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let len = a.len();
     if len != b.len() {
         return false;

@@ -7,7 +7,7 @@
 use agent_apply_sdk::matching::KeyMap;
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::shifts::Shifts;
-use agent_apply_sdk::text::{line_count, newline_count};
+use agent_apply_sdk::text::{line_count, newline_count, same_bytes};
 
 use crate::Replacement;
 use crate::apply::elided_texts;
@@ -215,7 +215,9 @@ impl<'p> Search<'p> {
     fn candidates(&self, bytes: &[u8], at: usize, key: u64, found: &mut impl FnMut(usize, usize) -> bool) -> bool {
         let first = self.by_key.partition_point(|&(k, _)| k < key);
         for &(_, k) in self.by_key[first..].iter().take_while(|&&(k, _)| k == key) {
-            if bytes[at..].starts_with(self.patterns[k].as_bytes()) && !found(k, at) {
+            let pattern = self.patterns[k].as_bytes();
+            let here = bytes.get(at..at + pattern.len());
+            if here.is_some_and(|here| same_bytes(here, pattern)) && !found(k, at) {
                 return false;
             }
         }
