@@ -34,7 +34,9 @@ pub fn apply_to_file(
         snap: Snapshot::new(content),
         settings,
         by_index: edits.iter().map(|&(i, e)| (i, e)).collect(),
-        results: HashMap::default(),
+        // Sized once, as the plans are: a file of a thousand edits grew each
+        // by doubling, copied over in the plugin's memory.
+        results: HashMap::with_capacity_and_hasher(edits.len(), Default::default()),
     };
     let (plans, stale) = file.plan_all(edits);
     if !stale.is_empty() {
@@ -73,7 +75,7 @@ impl FileEdits<'_> {
     /// Plan every edit; those that fail outright get their outcome now.
     /// Returns the plans and the stale anchors of each edit that has some.
     fn plan_all(&mut self, edits: &[(usize, &HashEdit)]) -> (Vec<Plan>, Vec<(usize, Vec<Stale>)>) {
-        let mut plans = Vec::new();
+        let mut plans = Vec::with_capacity(edits.len());
         let mut stale = Vec::new();
         for &(index, edit) in edits {
             match plan(&self.snap, index, edit, self.settings) {
@@ -321,7 +323,11 @@ fn splice(snap: &Snapshot<'_>, mut plans: Vec<Plan>) -> String {
     if next < snap.lines.len() {
         pieces.push(Stretch::Kept(next..snap.lines.len()));
     }
-    let mut out = Out { text: String::with_capacity(content.len() + 64), style };
+    // Sized once, for every new line and none removed: edits that add lines
+    // outgrew the content's size, and the text grown by doubling was copied
+    // over in the plugin's memory.
+    let added: usize = plans.iter().map(|p| p.new.text_len() + p.new.len() * style.eol.as_str().len()).sum();
+    let mut out = Out { text: String::with_capacity(content.len() + added + 64), style };
     if style.bom {
         out.text.push(agent_apply_sdk::text::BOM);
     }
@@ -376,10 +382,13 @@ impl Out {
         if last && !self.style.final_newline {
             return;
         }
-        match ending {
-            Some(e) if !e.is_empty() => self.text.push_str(e),
-            _ => self.text.push_str(self.style.eol.as_str()),
-        }
+        let ending = match ending {
+            Some(e) if !e.is_empty() => e,
+            _ => self.style.eol.as_str(),
+        };
+        // Pushed, not copied: in a component each copy is a call out of
+        // the compiled code, and most endings are one byte.
+        if ending.len() == 1 { self.text.push(char::from(ending.as_bytes()[0])) } else { self.text.push_str(ending) }
     }
 }
 

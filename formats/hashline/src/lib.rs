@@ -137,6 +137,11 @@ impl NewLines {
         self.ends.len()
     }
 
+    /// The bytes of the lines, without their endings.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
