@@ -83,6 +83,16 @@ pub fn line_count(text: &str) -> usize {
     newline_count(text) + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
+/// The lines of `text` without their endings, in a vector sized once:
+/// collected from [`lines_with_endings`], it grew by doubling, and a file's
+/// lines were copied several times over (in a component, into memory it
+/// keeps).
+pub fn lines_without_endings(text: &str) -> Vec<&str> {
+    let mut lines = Vec::with_capacity(line_count(text));
+    lines.extend(lines_with_endings(text).map(strip_ending));
+    lines
+}
+
 /// `lines`, each ended with `\n`.
 pub fn joined_lines<L: AsRef<str>>(lines: &[L]) -> String {
     let mut text = String::with_capacity(lines.iter().map(|l| l.as_ref().len() + 1).sum());

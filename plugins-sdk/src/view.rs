@@ -1,7 +1,7 @@
 //! Views of a file for a model to read: chosen line ranges, merged, with `...`
 //! between the gaps.
 
-use crate::text::{line_count, lines_with_endings, split_bom, strip_ending};
+use crate::text::{line_count, split_bom};
 use crate::types::LineRange;
 
 /// The version tag a view prints (`@3fa9c1`): 6 hex digits of the FNV-1a
@@ -62,7 +62,7 @@ pub fn merge_ranges(ranges: &[LineRange], line_count: u32) -> Vec<LineRange> {
 /// every gap (before, between and after the ranges).
 pub fn render_ranges(content: &str, ranges: &[LineRange], line: impl Fn(u32, &str) -> String) -> String {
     let (_, body) = split_bom(content);
-    let lines: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
+    let lines = crate::text::lines_without_endings(body);
     let merged = merge_ranges(ranges, lines.len() as u32);
     let mut out = String::new();
     let mut next = 1;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use agent_apply_sdk::message;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, splice_lines, split_bom, strip_ending, trim, trim_end, trim_start};
+use agent_apply_sdk::text::{lines_without_endings, splice_lines, split_bom, trim, trim_end, trim_start};
 
 use crate::{RangeEdit, numbered_view, version_tag};
 
@@ -76,7 +76,7 @@ struct EditedFile<'a> {
 impl<'a> EditedFile<'a> {
     fn new(path: &'a str, content: &'a str) -> Self {
         let (_, body) = split_bom(content);
-        let lines = lines_with_endings(body).map(strip_ending).collect();
+        let lines = lines_without_endings(body);
         EditedFile { path, content, body, lines }
     }
 

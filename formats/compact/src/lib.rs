@@ -63,7 +63,7 @@
 
 use agent_apply_sdk::fence::Fence;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{lines_with_endings, split_bom, strip_ending};
+use agent_apply_sdk::text::{lines_with_endings, lines_without_endings, split_bom, strip_ending};
 use agent_apply_sdk::view::render_ranges;
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +98,7 @@ pub struct RangeEdit {
 impl RangeEdit {
     /// The replacement lines, without endings.
     fn lines(&self) -> Vec<&str> {
-        lines_with_endings(&self.body).map(strip_ending).collect()
+        lines_without_endings(&self.body)
     }
 
     fn is_insertion(&self) -> bool {

@@ -17,7 +17,7 @@ use agent_apply_sdk::matching::{LadderOptions, Level, replace_block, replace_blo
 use agent_apply_sdk::message;
 use agent_apply_sdk::message::{Composite, WritePieces};
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{line_count, lines_with_endings, split_bom, strip_ending, trim};
+use agent_apply_sdk::text::{line_count, lines_with_endings, lines_without_endings, split_bom, strip_ending, trim};
 use serde::{Deserialize, Serialize};
 
 mod parse;
@@ -376,8 +376,7 @@ fn create_or_append(workspace: &mut Workspace, path: &str, replace: &str) -> Res
         Some(existing) => {
             let style = TextStyle::detect(existing);
             let (_, body) = split_bom(existing);
-            let old: Vec<&str> = lines_with_endings(body).map(strip_ending).collect();
-            let new: Vec<&str> = lines_with_endings(replace).map(strip_ending).collect();
+            let (old, new) = (lines_without_endings(body), lines_without_endings(replace));
             if new.is_empty() {
                 return Err(EditFailure::new(FailureKind::Malformed, "both SEARCH and REPLACE are empty"));
             }

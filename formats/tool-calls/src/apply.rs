@@ -13,7 +13,8 @@ use agent_apply_sdk::message;
 use agent_apply_sdk::message::{Composite, Piece, WritePieces};
 use agent_apply_sdk::prelude::*;
 use agent_apply_sdk::text::{
-    Eol, find_all, line_count, lines_with_endings, newline_count, splice_lines, split_bom, strip_ending,
+    Eol, find_all, line_count, lines_with_endings, lines_without_endings, newline_count, splice_lines, split_bom,
+    strip_ending,
 };
 
 use crate::Replacement;
@@ -83,10 +84,6 @@ fn in_style<'t>(text: &'t str, eol: Eol) -> Cow<'t, str> {
     }
 }
 
-pub(crate) fn lines_of(text: &str) -> Vec<&str> {
-    lines_with_endings(text).map(strip_ending).collect()
-}
-
 /// [`elided_replacement`] of `old` replaced by `new`, their lines split only
 /// when `new` holds a placeholder: most replacements hold none, and a
 /// large reply's thousands of calls each split both texts for nothing.
@@ -98,7 +95,7 @@ pub(crate) fn elided_texts<'a>(
     if find_elisions(new).is_empty() {
         return None;
     }
-    elided_replacement(&lines_of(old), &lines_of(new), file)
+    elided_replacement(&lines_without_endings(old), &lines_without_endings(new), file)
 }
 
 /// The exact level: `old` as a substring. `None` when it is nowhere.
@@ -230,7 +227,7 @@ pub fn insert(current: Option<&str>, path: &str, after: u32, text: &str) -> Resu
         )
         .with_hint(format!("insert_line counts from 0 (the top) to {n} (after the last line)")));
     }
-    let lines = lines_of(text);
+    let lines = lines_without_endings(text);
     if lines.is_empty() {
         return Err(EditFailure::new(FailureKind::Malformed, "insert_text is empty: nothing to insert"));
     }

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
-use crate::text::{lines_with_endings, same_text, splice_at, splice_lines, split_bom, strip_ending};
+use crate::text::{same_text, splice_at, splice_lines, split_bom};
 
 use super::*;
 
@@ -142,10 +142,7 @@ impl<'a> Haystack<'a> {
     /// The lines of a file's content (after any BOM).
     pub fn of(content: &'a str) -> Self {
         let (_, body) = split_bom(content);
-        // Sized up front: growing by doubling would copy it several times.
-        let mut lines = Vec::with_capacity(crate::text::line_count(body));
-        lines.extend(lines_with_endings(body).map(strip_ending));
-        Haystack { body: Some(body), ..Haystack::new(lines) }
+        Haystack { body: Some(body), ..Haystack::new(crate::text::lines_without_endings(body)) }
     }
 
     /// [`crate::text::splice_lines`] of `content`, faster when this haystack

@@ -53,11 +53,7 @@ pub(super) fn split_on_elisions<'s>(lines: &[&'s str]) -> Vec<Vec<&'s str>> {
 }
 
 pub(super) fn block_lines(text: &str) -> Vec<&str> {
-    // Sized once: every block of a reply is split, and a vector grown from
-    // empty is reallocated for its fifth and ninth lines.
-    let mut lines = Vec::with_capacity(crate::text::line_count(text));
-    lines.extend(lines_with_endings(text).map(strip_ending));
-    lines
+    crate::text::lines_without_endings(text)
 }
 
 /// Where a block matched, for messages: `3-5, 12-14` (1-based), at most
