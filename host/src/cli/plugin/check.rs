@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use agent_apply_sdk::types::{ApplyOutput, EditStatus, FormatInfo, OptionValue, Severity};
-use agent_apply_sdk::{KEEP_PAYLOADS, KEPT_EDITS_VERSION};
+use agent_apply_sdk::{KEEP_BY_INDEX, KEEP_PAYLOADS, KEPT_EDITS_VERSION, SUMMARIES};
 use clap::Args;
 use sha2::{Digest, Sha256};
 
@@ -81,14 +81,18 @@ pub fn run(global: &GlobalArgs, args: &CheckArgs) -> Result<Exit, CommandError> 
 
 /// Where the plugin exports contract 0.2's `kept-edits`: the example's
 /// edits, kept by a `parse` and applied by index, come out as `apply` made
-/// them by value.
+/// them by value. The `parse` is asked as a plain run asks: the edits kept
+/// for `apply-kept` alone (no payloads) and no summaries.
 fn check_kept_edits(
     plugin: &mut PluginInstance,
     info: &FormatInfo,
     by_value: &ApplyOutput,
     checks: &mut Checks,
 ) -> Result<(), CommandError> {
-    let keep = [OptionValue { key: KEEP_PAYLOADS.into(), value: "on".into() }];
+    let keep = [
+        OptionValue { key: KEEP_PAYLOADS.into(), value: KEEP_BY_INDEX.into() },
+        OptionValue { key: SUMMARIES.into(), value: "off".into() },
+    ];
     let count = plugin.parse(&info.example_reply, &keep)?.edits.len() as u32;
     let Some(parse) = plugin.latest_parse() else { return Ok(()) };
     let indexes: Vec<u32> = (0..count).collect();
