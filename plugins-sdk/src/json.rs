@@ -93,38 +93,62 @@ impl JsonString {
     /// as written between them. `None` for any other escape. Most new texts
     /// a model writes are such strings, and a reply of thousands was
     /// unescaped into a copy of each only to look at its lines.
-    pub fn plain_lines(&self) -> Option<impl Iterator<Item = &str> + Clone> {
+    pub fn plain_lines(&self) -> Option<PlainLines<'_>> {
         let raw: &str = &self.0;
         let body = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
         let bytes = body.as_bytes();
-        let mut at = 0;
+        let (mut at, mut escapes) = (0, 0);
         while let Some(found) = memchr::memchr(b'\\', &bytes[at..]) {
             if bytes.get(at + found + 1) != Some(&b'n') {
                 return None;
             }
             at += found + 2;
+            escapes += 1;
         }
         // Every `\` now starts a `\n`: each line ends at one, and the next
         // starts past its `n`. Found by `memchr` (SIMD in a component too),
         // not `split('\\')`, whose search reads four bytes at a time there.
-        let text = body.strip_suffix("\\n").unwrap_or(body);
-        let mut ends = memchr::memchr_iter(b'\\', text.as_bytes());
-        let mut start = if body.is_empty() { None } else { Some(0) };
-        Some(std::iter::from_fn(move || {
-            let from = start?;
-            match ends.next() {
-                Some(end) => {
-                    start = Some(end + 2);
-                    Some(&text[from..end])
-                }
-                None => {
-                    start = None;
-                    Some(&text[from..])
-                }
-            }
-        }))
+        let text = body.strip_suffix("\\n");
+        let left = if body.is_empty() { 0 } else { escapes + 1 - usize::from(text.is_some()) };
+        let text = text.unwrap_or(body);
+        Some(PlainLines { text, ends: memchr::memchr_iter(b'\\', text.as_bytes()), start: 0, left })
     }
 }
+
+/// The lines of a [`JsonString`] read in place ([`JsonString::plain_lines`]),
+/// counted as the escapes were checked: a caller sizes what it builds of
+/// them without reading the text again.
+#[derive(Debug, Clone)]
+pub struct PlainLines<'a> {
+    text: &'a str,
+    /// The `\` of each `\n` in `text`.
+    ends: memchr::Memchr<'a>,
+    /// Where the next line starts.
+    start: usize,
+    /// How many lines are still to come.
+    left: usize,
+}
+
+impl<'a> Iterator for PlainLines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let end = self.ends.next().unwrap_or(self.text.len());
+        let line = &self.text[self.start..end];
+        self.start = end + 2;
+        Some(line)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for PlainLines<'_> {}
 
 /// Whether key `k` is `name` once without case, `_` or `-` (`old_string`,
 /// `oldString` and `old-string` are `oldstring`), compared without building
@@ -620,6 +644,7 @@ mod tests {
                 match json.plain_lines() {
                     Some(lines) => {
                         proptest::prop_assert!(only_newlines, "{:?}", raw);
+                        proptest::prop_assert_eq!(lines.len(), want.len(), "counted: {:?}", raw);
                         proptest::prop_assert_eq!(lines.collect::<Vec<_>>(), want, "{:?}", raw);
                     }
                     None => proptest::prop_assert!(!only_newlines, "{:?}", raw),

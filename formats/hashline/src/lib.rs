@@ -202,9 +202,9 @@ impl NewText {
         match self {
             // A text whose only escapes are `\n` is read where it lies: no
             // unescaped copy to split again.
-            NewText::Json { json, lines } => Ok(Cow::Owned(match json.plain_lines() {
+            NewText::Json { json, .. } => Ok(Cow::Owned(match json.plain_lines() {
                 Some(plain) => {
-                    let mut new = NewLines::with_capacity(json.written_len(), *lines as usize);
+                    let mut new = NewLines::with_capacity(json.written_len(), plain.len());
                     plain.for_each(|line| new.push(line));
                     new
                 }

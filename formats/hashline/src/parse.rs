@@ -9,7 +9,7 @@ use agent_apply_sdk::json::{self, ArrayItems, JsonString, Kind, Node, NodeError}
 use agent_apply_sdk::message;
 use agent_apply_sdk::paths::normalize;
 use agent_apply_sdk::prelude::*;
-use agent_apply_sdk::text::{joined_lines, lines_with_endings, offset_in, strip_ending};
+use agent_apply_sdk::text::{joined_lines, line_count, lines_with_endings, offset_in, strip_ending};
 use serde_json::Value;
 
 use crate::hash::{MAX_HASH_LEN, strip_copied_prefixes};
@@ -92,19 +92,20 @@ fn new_text(raw: &Node<'_>, what: &str) -> Result<(NewText, bool), String> {
     if let Some(json) = JsonString::from_raw(raw.text) {
         // Most new texts have no escape but `\n`: their lines are read where
         // the reply wrote them, with no unescaped copy.
-        let stripped = match json.plain_lines() {
+        // The lines are counted as the escapes are checked, once.
+        let (stripped, lines) = match json.plain_lines() {
             // A copied prefix ends in `|`: a text with none has no prefix
             // to look for on each of its lines.
-            Some(_) if memchr::memchr(b'|', raw.text.as_bytes()).is_none() => None,
-            Some(lines) => strip_copied_prefixes(lines),
-            None => strip_copied_prefixes(lines_with_endings(&json.decoded()?).map(strip_ending)),
+            Some(lines) if memchr::memchr(b'|', raw.text.as_bytes()).is_none() => (None, lines.len()),
+            Some(lines) => (strip_copied_prefixes(lines.clone()), lines.len()),
+            None => {
+                let text = json.decoded()?;
+                (strip_copied_prefixes(lines_with_endings(&text).map(strip_ending)), line_count(&text))
+            }
         };
         return Ok(match stripped {
             Some(stripped) => (NewText::Lines(stripped), true),
-            None => {
-                let lines = json.line_count() as u32;
-                (NewText::Json { json, lines }, false)
-            }
+            None => (NewText::Json { json, lines: lines as u32 }, false),
         });
     }
     match value_of(raw) {
