@@ -139,6 +139,7 @@ pub fn keep_pending(state_dir: &Path, index: usize, content: &[u8]) -> Result<So
     remove_if_present(&file)?;
     let mut kept =
         std::fs::OpenOptions::new().write(true).create_new(true).open(&file).map_err(|e| TxError::io(&file, e))?;
+    worktree::preallocate(&kept, content.len());
     std::io::Write::write_all(&mut kept, content).map_err(|e| TxError::io(&file, e))?;
     Ok(Source::Pending(name))
 }

@@ -412,6 +412,7 @@ pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool
             TxError::io(temp, e)
         }
     })?;
+    preallocate(&file, bytes.len());
     let written = std::io::Write::write_all(&mut file, bytes)
         .and_then(|()| set_mode(&file, full, executable))
         .map_err(|e| TxError::io(temp, e));
@@ -422,6 +423,27 @@ pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool
     }
     rename_into_place(temp, full)
 }
+
+/// Give a new file that will be renamed over another its blocks before it
+/// is written (#27). Written into reserved space instead (ext4's delayed
+/// allocation), the rename starts writing it out at once (`auto_da_alloc`),
+/// and on a file system mounted with `discard` the rename then waits for
+/// the replaced file's blocks to be trimmed behind those writes: 2-3 ms
+/// of a 10 MB reply's 24 files. Advice only: a file system without
+/// `fallocate` is written as before.
+#[cfg(target_os = "linux")]
+pub fn preallocate(file: &std::fs::File, len: usize) {
+    use std::os::fd::AsRawFd as _;
+    let Ok(len) = libc::off_t::try_from(len) else { return };
+    if len > 0 {
+        // SAFETY: `file` is an open file; mode 0 only allocates blocks
+        // (the size grows to `len`, which the write then fills).
+        unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn preallocate(_file: &std::fs::File, _len: usize) {}
 
 /// Rename the finished temp file over `full`; the temp file is removed if
 /// that fails.
@@ -506,6 +528,22 @@ fn remove_empty_parents(root: &Path, file: &Path) {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// A file given its blocks first and then written holds exactly what was
+    /// written, as a file written directly does, over a file replaced by it
+    /// too; an empty one stays empty.
+    #[test]
+    fn a_preallocated_file_holds_exactly_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0, 1, 4095, 300_001] {
+            let bytes: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let (full, temp) = (dir.path().join("f.txt"), dir.path().join(".f.tmp"));
+            std::fs::write(&full, "the old, longer content of the file\n".repeat(100)).unwrap();
+            write_atomically(&full, &temp, &bytes, false).unwrap();
+            assert_eq!(std::fs::read(&full).unwrap(), bytes, "{len} bytes");
+            assert!(!temp.exists());
+        }
+    }
 
     /// A kept copy is linked into place with the replaced file's mode (and
     /// execute added); anything but a plain file of the kept length at the
