@@ -213,6 +213,7 @@ fn write_index(tx: &GitRepo, lock: &Path, updates: &[PathUpdate]) -> Result<(), 
     };
     let result = (|| {
         let mut lock_file = lock_file;
+        preallocate(&lock_file, bytes.len());
         std::io::Write::write_all(&mut lock_file, &bytes).map_err(|e| TxError::io(lock, e))?;
         drop(lock_file);
         std::fs::rename(lock, &index_path).map_err(|e| TxError::io(&index_path, e))
@@ -429,8 +430,9 @@ pub fn write_atomically(full: &Path, temp: &Path, bytes: &[u8], executable: bool
 /// allocation), the rename starts writing it out at once (`auto_da_alloc`),
 /// and on a file system mounted with `discard` the rename then waits for
 /// the replaced file's blocks to be trimmed behind those writes: 2-3 ms
-/// of a 10 MB reply's 24 files. Advice only: a file system without
-/// `fallocate` is written as before.
+/// of a 10 MB reply's 24 files, 0.4 ms of one 443 KB file. The index, 8.8
+/// MB at 100,000 files, is written the same way. Advice only: a file
+/// system without `fallocate` is written as before.
 #[cfg(target_os = "linux")]
 pub fn preallocate(file: &std::fs::File, len: usize) {
     use std::os::fd::AsRawFd as _;
