@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{TxError, fault};
+use super::{TxError, fault, remove_if_present};
 
 const RECORD: &str = "git-lock";
 
@@ -31,7 +31,7 @@ pub fn recorded<T>(
     std::fs::write(&record, lines.join("\n")).map_err(|e| TxError::io(&record, e))?;
     fault::point(stage);
     let result = write();
-    remove(&record)?;
+    remove_if_present(&record)?;
     result
 }
 
@@ -70,15 +70,8 @@ pub fn clear_stale(state_dir: &Path) -> Result<(), TxError> {
             .symlink_metadata()
             .is_ok_and(|meta| meta.is_file() && meta.modified().is_ok_and(|at| at >= recorded_at));
         if made_by_the_run {
-            remove(lock)?;
+            remove_if_present(lock)?;
         }
     }
-    remove(&record)
-}
-
-fn remove(path: &Path) -> Result<(), TxError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(path, e)),
-        _ => Ok(()),
-    }
+    remove_if_present(&record)
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-use super::{GitRepo, TxError, gitlock, worktree};
+use super::{GitRepo, TxError, gitlock, remove_if_present, worktree};
 
 const FILE: &str = "journal.json";
 /// A finished run's journal, set aside rather than deleted, and deleted
@@ -116,13 +116,6 @@ fn write_synced(dir: &Path, target: &Path, bytes: &[u8]) -> Result<(), TxError> 
     temp.as_file().sync_all().map_err(|e| TxError::io(target, e))?;
     temp.persist(target).map_err(|e| TxError::io(target, e.error))?;
     Ok(())
-}
-
-fn remove_if_present(file: &Path) -> Result<(), TxError> {
-    match std::fs::remove_file(file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(file, e)),
-        _ => Ok(()),
-    }
 }
 
 /// Keep `content` under the state directory for a working-tree-only run and

@@ -235,3 +235,11 @@ impl GitRepo {
         self.entry_in(commit, path).is_some_and(|(_, mode)| mode == i32::from(FileMode::BlobExecutable))
     }
 }
+
+/// Remove the file at `path`; one already gone is no error.
+fn remove_if_present(path: &Path) -> Result<(), TxError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(path, e)),
+        _ => Ok(()),
+    }
+}

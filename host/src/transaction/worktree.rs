@@ -161,10 +161,8 @@ pub fn update(tx: &GitRepo, updates: &[PathUpdate], stage: bool, nonce: &str) ->
         starting();
         assert!(update.deleted, "a file to write comes with its content");
         let full = root.join(&update.path);
-        match std::fs::remove_file(&full) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TxError::io(&full, e)),
-            _ => remove_empty_parents(root, &full),
-        }
+        super::remove_if_present(&full)?;
+        remove_empty_parents(root, &full);
     }
     let size = |update: &&PathUpdate| update.content.as_ref().map_or(0, |c| c.len());
     super::parallel::try_map(&writes, size, |update| {

@@ -3,7 +3,7 @@
 
 use crate::elision::{elisions_in_lines_not_in, is_placeholder};
 use crate::format::EditFailure;
-use crate::text::{joined_lines, lines_with_endings, strip_ending};
+use crate::text::{joined_lines, lines_with_endings, lines_without_endings, strip_ending};
 
 use super::*;
 
@@ -50,10 +50,6 @@ pub(super) fn split_on_elisions<'s>(lines: &[&'s str]) -> Vec<Vec<&'s str>> {
         }
     }
     pieces
-}
-
-pub(super) fn block_lines(text: &str) -> Vec<&str> {
-    crate::text::lines_without_endings(text)
 }
 
 /// Where a block matched, for messages: `3-5, 12-14` (1-based), at most
@@ -180,7 +176,7 @@ pub fn replace_block(
     options: &LadderOptions,
 ) -> Result<Replaced, EditFailure> {
     let hay = Haystack::of(content);
-    let plan = plan_block(&hay, &block_lines(search), &block_lines(replace), options)?;
+    let plan = plan_block(&hay, &lines_without_endings(search), &lines_without_endings(replace), options)?;
     Ok(Replaced {
         content: render(&hay, content, &plan.splices),
         level: plan.level,
@@ -259,7 +255,7 @@ pub(super) fn plan_block<'a>(
     let Some((splices, lines, level)) = plan else {
         // Models often add a blank line before or after the lines they copy.
         if let Some((search, replace)) = trim_blank_edges(s, r) {
-            match plan_block(hay, &block_lines(&search), &block_lines(&replace), options) {
+            match plan_block(hay, &lines_without_endings(&search), &lines_without_endings(&replace), options) {
                 Ok(done) => {
                     let splices = done.splices.into_iter().map(Splice::into_owned).collect();
                     return Ok(Plan { trimmed: true, splices, ..done });
@@ -325,7 +321,7 @@ pub fn replace_blocks_at_once(
     // starts last before a range's end is the only one that can touch it.
     let mut ranges: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
     for (index, (search, replace)) in blocks.iter().enumerate() {
-        let (s, r) = (block_lines(search), block_lines(replace));
+        let (s, r) = (lines_without_endings(search), lines_without_endings(replace));
         let plan = plan_block(&hay, &s, &r, options).ok()?;
         if plan.trimmed || !LINE_LEVELS.contains(&plan.level) {
             return None;
