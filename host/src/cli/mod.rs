@@ -68,33 +68,58 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Apply a reply (the default command).
-    Apply(ApplyArgs),
+    Apply(Deferred<ApplyArgs>),
     /// Show what a format understood in a reply, edit by edit.
-    Parse(parse::ParseArgs),
+    Parse(Deferred<parse::ParseArgs>),
     /// Show a file the way a model should read it for a format.
-    Read(read::ReadArgs),
+    Read(Deferred<read::ReadArgs>),
     /// List the built-in and configured formats.
     Formats,
     /// Print a format's instructions for a model.
-    Prompt(prompt::PromptArgs),
+    Prompt(Deferred<prompt::PromptArgs>),
     /// Report edit-format leftovers and merge-conflict markers in files.
-    Lint(lint::LintArgs),
+    Lint(Deferred<lint::LintArgs>),
     /// Install or remove the pre-commit hook that runs `lint --staged`.
-    Hook(hook::HookArgs),
+    Hook(Deferred<hook::HookArgs>),
     /// Revert the last agent commit.
-    Undo(undo::UndoArgs),
+    Undo(Deferred<undo::UndoArgs>),
     /// Finish or undo a run that was interrupted.
     Recover,
     /// Serve this repository to an agent over the Model Context Protocol (stdio).
-    Mcp(mcp::McpArgs),
+    Mcp(Deferred<mcp::McpArgs>),
     /// Scaffold or check a third-party format plugin.
-    Plugin(plugin::PluginArgs),
+    Plugin(Deferred<plugin::PluginArgs>),
     /// Print shell completions.
-    Completions(completions::CompletionsArgs),
+    Completions(Deferred<completions::CompletionsArgs>),
     /// Print the man page (roff).
     Man,
     /// Install the man page and shell completions for this user.
-    Setup(setup::SetupArgs),
+    Setup(Deferred<setup::SetupArgs>),
+}
+
+/// A subcommand's arguments, added to its `clap::Command` only when that
+/// subcommand is parsed, or the whole tree is built (help, completions):
+/// building every subcommand's arguments for each run was a tenth of a
+/// one-edit run's instructions.
+#[derive(Debug, Clone)]
+pub struct Deferred<T>(T);
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        command.defer(T::augment_args)
+    }
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        command.defer(T::augment_args_for_update)
+    }
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
 }
 
 /// `git agent-apply [apply] [OPTIONS] [REPLY|-]`.
@@ -206,20 +231,20 @@ pub fn run() -> ExitCode {
     crate::progress::enable_for_terminal(json);
     let result = match cli.command {
         None => apply::run(&cli.global, &cli.apply),
-        Some(Command::Apply(args)) => apply::run(&cli.global, &args),
-        Some(Command::Parse(args)) => parse::run(&cli.global, &args),
-        Some(Command::Read(args)) => read::run(&cli.global, &args),
+        Some(Command::Apply(Deferred(args))) => apply::run(&cli.global, &args),
+        Some(Command::Parse(Deferred(args))) => parse::run(&cli.global, &args),
+        Some(Command::Read(Deferred(args))) => read::run(&cli.global, &args),
         Some(Command::Formats) => formats::run(&cli.global),
-        Some(Command::Prompt(args)) => prompt::run(&cli.global, &args),
-        Some(Command::Lint(args)) => lint::run(&cli.global, &args),
-        Some(Command::Hook(args)) => hook::run(&cli.global, &args),
-        Some(Command::Undo(args)) => undo::run(&cli.global, &args),
+        Some(Command::Prompt(Deferred(args))) => prompt::run(&cli.global, &args),
+        Some(Command::Lint(Deferred(args))) => lint::run(&cli.global, &args),
+        Some(Command::Hook(Deferred(args))) => hook::run(&cli.global, &args),
+        Some(Command::Undo(Deferred(args))) => undo::run(&cli.global, &args),
         Some(Command::Recover) => recover::run(&cli.global),
-        Some(Command::Mcp(args)) => mcp::run(&cli.global, &args),
-        Some(Command::Plugin(args)) => plugin::run(&cli.global, &args),
-        Some(Command::Completions(args)) => completions::run(&args, Cli::command()),
+        Some(Command::Mcp(Deferred(args))) => mcp::run(&cli.global, &args),
+        Some(Command::Plugin(Deferred(args))) => plugin::run(&cli.global, &args),
+        Some(Command::Completions(Deferred(args))) => completions::run(&args, Cli::command()),
         Some(Command::Man) => man(),
-        Some(Command::Setup(args)) => setup::run(&args, Cli::command()),
+        Some(Command::Setup(Deferred(args))) => setup::run(&args, Cli::command()),
     };
     match result {
         Ok(exit) => exit.code(),
@@ -277,4 +302,33 @@ fn start_dir(global: &GlobalArgs) -> &Path {
 /// further than the reply limit and checked to be text with lines in limits.
 pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
     reply_input::read_reply(source, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent_once_every_deferred_subcommand_is_built() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_subcommand_gets_its_arguments_only_when_it_is_parsed_or_built() {
+        let arguments = |command: &clap::Command, name: &str| {
+            let sub = command.find_subcommand(name).unwrap();
+            sub.get_arguments().filter(|a| !a.is_global_set()).count()
+        };
+        assert_eq!(arguments(&Cli::command(), "parse"), 0, "not built with the tree");
+        let mut built = Cli::command();
+        built.build();
+        assert!(arguments(&built, "parse") > 0, "built for help and completions");
+
+        let cli = Cli::try_parse_from(["git-agent-apply", "parse", "--format", "udiff", "reply.md"]).unwrap();
+        let Some(Command::Parse(Deferred(args))) = cli.command else { panic!("parsed as {:?}", cli.command) };
+        let parsed = format!("{args:?}");
+        assert!(parsed.contains("\"udiff\"") && parsed.contains("\"reply.md\""), "{parsed}");
+        let refused = Cli::try_parse_from(["git-agent-apply", "parse", "--no-such-option"]).unwrap_err();
+        assert_eq!(refused.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
 }
