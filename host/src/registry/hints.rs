@@ -21,10 +21,12 @@ use super::side_by_side::side_by_side;
 /// `:` is dropped at its first place, and the rest of a large reply is
 /// scanned for the rare hints alone.
 ///
-/// A reply of megabytes is read in pieces side by side, one a core: the
-/// automaton reads about 450 MB/s here (it ignores case, so it has no
-/// prefilter for this many hints), and proving a format's hints absent
-/// means reading every byte: 15% of an undirected 10 MB `whole` run (#27).
+/// A reply of megabytes is read in pieces side by side, one a core, and
+/// each piece a window at a time, lower-cased into a buffer: proving a
+/// format's hints absent means reading every byte, and an automaton that
+/// ignores case has no prefilter for this many hints (it read about
+/// 450 MB/s here, 15% of an undirected 10 MB `whole` run, #27), while one
+/// of lower-case hints over lower-cased text has its SIMD prefilter.
 pub fn may_hold(reply: &str, hints: &[Option<&[&str]>]) -> Vec<bool> {
     let pieces = if reply.len() < PIECES_FROM_BYTES {
         1
@@ -72,16 +74,50 @@ fn may_hold_within(reply: &[u8], hints: &[Option<&[&str]>], span: Range<usize>) 
         if patterns.is_empty() {
             return may;
         }
-        let built =
-            AhoCorasick::builder().ascii_case_insensitive(true).match_kind(MatchKind::LeftmostFirst).build(&patterns);
-        let Ok(matcher) = built else {
+        let lowered: Vec<String> = patterns.iter().map(|p| p.to_ascii_lowercase()).collect();
+        let Ok(matcher) = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&lowered) else {
             // Hints too many for the automaton: every format is asked.
             return vec![true; hints.len()];
         };
-        let Some(found) = matcher.find(Input::new(reply).span(from..span.end)) else { return may };
-        may[owners[found.pattern().as_usize()]] = true;
+        let longest = lowered.iter().map(String::len).max().unwrap_or(0);
+        let Some((at, pattern)) = find_lowered(&matcher, reply, from..span.end, longest, WINDOW) else { return may };
+        may[owners[pattern]] = true;
         // Another format's hint may start at the same place.
-        from = found.start();
+        from = at;
+    }
+}
+
+/// Bytes of the reply lower-cased and searched at a time.
+const WINDOW: usize = 64 << 10;
+
+/// The leftmost match of `matcher` (made of lower-case patterns, the
+/// longest `longest` bytes) in `span` of `text` with its ASCII letters
+/// lower-cased: where it starts, and which pattern. It is read `size`
+/// bytes at a time, lower-cased into a buffer; each window reaches
+/// `longest - 1` bytes past the next one's start, so every match that
+/// starts in it lies wholly in it. A match found in that overlap may be a
+/// shorter hint where a longer one is cut off: the next window decides it.
+fn find_lowered(
+    matcher: &AhoCorasick,
+    text: &[u8],
+    span: Range<usize>,
+    longest: usize,
+    size: usize,
+) -> Option<(usize, usize)> {
+    let mut window = Vec::with_capacity(size + longest);
+    let mut start = span.start;
+    loop {
+        let end = span.end.min(start + size + longest.saturating_sub(1));
+        window.clear();
+        window.extend(text[start..end].iter().map(u8::to_ascii_lowercase));
+        let last = end == span.end;
+        match matcher.find(Input::new(&window)) {
+            Some(found) if found.start() < size || last => {
+                return Some((start + found.start(), found.pattern().as_usize()));
+            }
+            _ if last => return None,
+            _ => start += size,
+        }
     }
 }
 
@@ -110,6 +146,16 @@ mod tests {
         assert_eq!(may_hold("~~~\n<<<<<<< SEARCH", &hints), [false, true, true]);
     }
 
+    #[test]
+    fn a_hint_cut_off_by_a_window_is_found_in_the_next() {
+        // The first window, "xxxxxab" (four bytes and three of overlap),
+        // holds "b" at 6; "abcd" at 5 starts earlier and is the match.
+        let matcher = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(["abcd", "b"]).unwrap();
+        assert_eq!(find_lowered(&matcher, b"xxxxxABCD", 0..9, 4, 4), Some((5, 0)));
+        assert_eq!(find_lowered(&matcher, b"xxxxxABCD", 0..7, 4, 4), Some((6, 1)), "cut off by the span: not there");
+        assert_eq!(find_lowered(&matcher, b"", 0..0, 4, 4), None);
+    }
+
     proptest! {
         /// One pass for every format says what asking each hint in turn says.
         #[test]
@@ -129,6 +175,31 @@ mod tests {
             for pieces in 2..8 {
                 prop_assert_eq!(may_hold_in(reply.as_bytes(), &given, pieces), each.clone(), "{} pieces", pieces);
             }
+        }
+
+        /// Searching lower-cased windows finds what an automaton that
+        /// ignores case finds over the whole span: the same place and the
+        /// same hint, a longer one cut off by a window's end included.
+        #[test]
+        fn lower_cased_windows_find_what_ignoring_case_finds(
+            text in "[abAB<@`\n ]{0,40}",
+            hints in proptest::collection::vec("[abAB<@`]{1,4}", 1..5),
+            from in 0usize..40,
+            size in 1usize..9,
+        ) {
+            let span = from.min(text.len())..text.len();
+            let lowered: Vec<String> = hints.iter().map(|h| h.to_ascii_lowercase()).collect();
+            let longest = lowered.iter().map(String::len).max().unwrap();
+            let matcher = AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&lowered).unwrap();
+            let ignoring_case = AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(&hints)
+                .unwrap();
+            let expected = ignoring_case
+                .find(Input::new(text.as_bytes()).span(span.clone()))
+                .map(|m| (m.start(), m.pattern().as_usize()));
+            prop_assert_eq!(find_lowered(&matcher, text.as_bytes(), span, longest, size), expected);
         }
     }
 }
