@@ -266,8 +266,19 @@ mod tests {
         panic!("no mapping holds {at:#x}")
     }
 
+    /// Whether this kernel takes huge-page advice (built with transparent
+    /// huge pages; their mode may still be `never`, the advice is kept).
+    fn huge_page_advice_supported() -> bool {
+        let mapping = Mapping::reserve(2 * HUGE_PAGE).unwrap();
+        // SAFETY: the range lies inside the mapping just made.
+        unsafe { libc::madvise(mapping.start as *mut libc::c_void, HUGE_PAGE, libc::MADV_HUGEPAGE) == 0 }
+    }
+
     #[test]
     fn only_whole_huge_pages_a_growth_covers_are_advised_for_huge_pages() {
+        if !huge_page_advice_supported() {
+            return;
+        }
         let mut memory = EagerMemory::new(64 << 10, 64 << 20, 0).unwrap();
         let base = memory.base;
         let huge = |at: usize| vm_flags(base + at).iter().any(|f| f == "hg");
