@@ -77,7 +77,6 @@ impl EagerMemory {
             .ok_or_else(|| std::io::Error::other("the reservation does not fit the address space"))?;
         let mapping = Mapping::reserve(total)?;
         let base = (mapping.start + guard).next_multiple_of(HUGE_PAGE);
-        mapping.advise_huge_pages(base, pages(minimum));
         mapping.open(base, pages(minimum))?;
         Ok(EagerMemory { mapping, base, size: minimum, capacity })
     }
@@ -100,7 +99,6 @@ unsafe impl LinearMemory for EagerMemory {
             wasmtime::bail!("a plugin's memory cannot grow past its reservation of {} bytes", self.capacity);
         }
         if to > from {
-            self.mapping.advise_huge_pages(self.base + from, to - from);
             self.mapping.open(self.base + from, to - from)?;
             if to - from <= POPULATE_AT_MOST {
                 // Advice only: a kernel before 5.14 refuses it, and the
@@ -151,12 +149,15 @@ impl Mapping {
         Ok(Mapping { start: start as usize, len })
     }
 
-    /// Make `at..at + len`, inside the mapping, readable and writable.
+    /// Make `at..at + len`, inside the mapping, readable and writable, the
+    /// whole huge pages in it advised for huge pages first (before anything
+    /// touches them).
     fn open(&self, at: usize, len: usize) -> std::io::Result<()> {
         debug_assert!(at >= self.start && at + len <= self.start + self.len);
         if len == 0 {
             return Ok(());
         }
+        self.advise_huge_pages(at, len);
         // SAFETY: the range lies inside this mapping, which nothing else uses.
         match unsafe { libc::mprotect(at as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) } {
             0 => Ok(()),
@@ -164,9 +165,8 @@ impl Mapping {
         }
     }
 
-    /// Advise the whole huge pages inside `at..at + len`, before they are
-    /// first touched, for transparent huge pages. Advice only: a kernel with
-    /// huge pages off keeps small ones.
+    /// Advise the whole huge pages inside `at..at + len` for transparent
+    /// huge pages. Advice only: a kernel with huge pages off keeps small ones.
     fn advise_huge_pages(&self, at: usize, len: usize) {
         let (first, end) = (at.next_multiple_of(HUGE_PAGE), (at + len) / HUGE_PAGE * HUGE_PAGE);
         if end > first {
@@ -211,12 +211,12 @@ mod tests {
         done == 0 && pages.iter().all(|p| p & 1 == 1)
     }
 
-    /// Whether this kernel faults pages in on advice (5.14 and later).
-    fn populate_supported() -> bool {
+    /// Whether this kernel takes `advice` on an accessible page.
+    fn advice_taken(advice: libc::c_int) -> bool {
         let mapping = Mapping::reserve(page_size()).unwrap();
         mapping.open(mapping.start, page_size()).unwrap();
         // SAFETY: the page just mapped.
-        unsafe { libc::madvise(mapping.start as *mut libc::c_void, page_size(), libc::MADV_POPULATE_WRITE) == 0 }
+        unsafe { libc::madvise(mapping.start as *mut libc::c_void, page_size(), advice) == 0 }
     }
 
     #[test]
@@ -242,7 +242,8 @@ mod tests {
 
         assert_eq!(grow.call(&mut store, 3).unwrap(), 1);
         let grown = memory.data_ptr(&store).wrapping_add(PAGE as usize);
-        if populate_supported() {
+        // Faulting pages in on advice came with Linux 5.14.
+        if advice_taken(libc::MADV_POPULATE_WRITE) {
             assert!(resident(grown, 3 * PAGE as usize), "the growth is faulted in before it is touched");
         }
         assert_eq!(peek.call(&mut store, 4 * PAGE - 4).unwrap(), 0, "grown memory reads as zeros");
@@ -266,17 +267,11 @@ mod tests {
         panic!("no mapping holds {at:#x}")
     }
 
-    /// Whether this kernel takes huge-page advice (built with transparent
-    /// huge pages; their mode may still be `never`, the advice is kept).
-    fn huge_page_advice_supported() -> bool {
-        let mapping = Mapping::reserve(2 * HUGE_PAGE).unwrap();
-        // SAFETY: the range lies inside the mapping just made.
-        unsafe { libc::madvise(mapping.start as *mut libc::c_void, HUGE_PAGE, libc::MADV_HUGEPAGE) == 0 }
-    }
-
     #[test]
     fn only_whole_huge_pages_a_growth_covers_are_advised_for_huge_pages() {
-        if !huge_page_advice_supported() {
+        // A kernel built with transparent huge pages takes the advice (and
+        // keeps it, whatever their mode).
+        if !advice_taken(libc::MADV_HUGEPAGE) {
             return;
         }
         let mut memory = EagerMemory::new(64 << 10, 64 << 20, 0).unwrap();
