@@ -71,3 +71,14 @@ pub mod workspace;
 pub use error::Error;
 pub use pipeline::{Applied, ApplyOptions, Prepared};
 pub use workspace::Workspace;
+
+#[cfg(test)]
+mod tests {
+    /// No `tracing` event or `log` record of any dependency is compiled in
+    /// (host/Cargo.toml says why): nothing here would ever see them.
+    #[test]
+    fn the_dependencies_logging_is_compiled_out() {
+        assert_eq!(tracing::level_filters::STATIC_MAX_LEVEL, tracing::level_filters::LevelFilter::OFF);
+        assert_eq!(log::STATIC_MAX_LEVEL, log::LevelFilter::Off);
+    }
+}
