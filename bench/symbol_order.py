@@ -59,8 +59,6 @@ def unstripped_binary(work):
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     binary = os.path.join(work, "git-agent-apply")
     shutil.copy2(os.path.join(target, "release", "git-agent-apply"), binary)
-    # Put the stripped release binary back.
-    run(["cargo", "build", "--quiet", "--release", "-p", "agent-apply"], cwd=ROOT)
     return binary
 
 
@@ -138,6 +136,10 @@ def main():
             f.writelines(name + "\n" for name in names)
         os.replace(ORDER + ".tmp", ORDER)
         print(f"{len(names)} of {len(defined)} functions, from {profiles} runs: {ORDER}", file=sys.stderr)
+        # The stripped release binary, linked in the new order: one linked
+        # before it was written kept the old one (names a change renamed are
+        # not placed), and measured 0.5 ms slower on a one-edit run.
+        run(["cargo", "build", "--quiet", "--release", "-p", "agent-apply"], cwd=ROOT)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
