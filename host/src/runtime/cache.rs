@@ -262,9 +262,82 @@ fn only_ours(_: &std::fs::Metadata) -> bool {
     true
 }
 
+/// Store an entry, then make room: a new entry is written by a new build's
+/// (or a new plugin's) first runs, and the ones before it would otherwise
+/// stay for good (#27: 180 MB of old builds' entries on one machine).
 fn write_entry(artifact: &[u8], path: &Path) -> std::io::Result<()> {
     let checksum = xxh3_64(artifact).to_le_bytes();
-    write_atomically(path, &[artifact, &checksum])
+    write_atomically(path, &[artifact, &checksum])?;
+    if let Some(dir) = path.parent() {
+        prune(dir, &Budget::DEFAULT, std::time::SystemTime::now());
+    }
+    Ok(())
+}
+
+/// How much the cache keeps.
+struct Budget {
+    /// Anything not used for this long goes.
+    unused_for: std::time::Duration,
+    /// Past this many bytes of entries, the least recently used go first.
+    bytes: u64,
+}
+
+impl Budget {
+    const DEFAULT: Budget = Budget { unused_for: std::time::Duration::from_secs(30 * 24 * 3600), bytes: 512 << 20 };
+}
+
+/// A file of the cache, with when it was last used.
+struct Kept {
+    path: PathBuf,
+    used: std::time::SystemTime,
+    bytes: u64,
+}
+
+/// Remove from the cache directory what `budget` does not keep: entries
+/// (each with its stamp), plugin summaries and temporary files left by a
+/// crash that were not used for `budget.unused_for`, then, while the
+/// entries take more than `budget.bytes`, the least recently used entry.
+/// "Used" is the file's access time (a run maps the entry, or reads the
+/// summary), which the default `relatime` mount keeps to within a day; where
+/// access times are not kept it is the time the file was written, and an
+/// entry still in use is only written again by its next run. Best effort;
+/// files of other names are left alone.
+fn prune(dir: &Path, budget: &Budget, now: std::time::SystemTime) {
+    let Ok(listing) = std::fs::read_dir(dir) else { return };
+    let mut entries = Vec::new();
+    for file in listing.flatten() {
+        let name = file.file_name();
+        let name = name.to_string_lossy();
+        let Ok(meta) = file.metadata() else { continue };
+        let used = meta.accessed().into_iter().chain(meta.modified()).max().unwrap_or(now);
+        let kept = Kept { path: file.path(), used, bytes: meta.len() };
+        let stale = now.duration_since(kept.used).is_ok_and(|unused| unused > budget.unused_for);
+        match name.rsplit_once('.').map_or("", |(_, extension)| extension) {
+            "cwasm" if stale => remove_entry(&kept.path),
+            "cwasm" => entries.push(kept),
+            // A stamp speaks for its entry and goes with it.
+            "verified" if !kept.path.with_extension("cwasm").exists() => drop(std::fs::remove_file(&kept.path)),
+            _ if stale && (name.ends_with(".info.json") || name.starts_with(".tmp")) => {
+                drop(std::fs::remove_file(&kept.path))
+            }
+            _ => {}
+        }
+    }
+    entries.sort_by_key(|entry| std::cmp::Reverse(entry.used));
+    let mut total = 0;
+    // The most recently used entry (the one just stored) stays, however big.
+    for entry in entries.iter().skip(1) {
+        total += entry.bytes;
+        if total + entries[0].bytes > budget.bytes {
+            remove_entry(&entry.path);
+        }
+    }
+}
+
+/// Remove an entry and its stamp. A run that has it mapped keeps its pages.
+fn remove_entry(entry: &Path) {
+    let _ = std::fs::remove_file(entry);
+    let _ = std::fs::remove_file(stamp_path(entry));
 }
 
 /// Not synced to disk: every entry is checked when read (the checksum, or
@@ -278,4 +351,82 @@ fn write_atomically(path: &Path, pieces: &[&[u8]]) -> std::io::Result<()> {
         std::io::Write::write_all(&mut temp, piece)?;
     }
     temp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    const DAY: Duration = Duration::from_secs(24 * 3600);
+
+    /// A file of `bytes` bytes in `dir`, last used and written `ago` before `now`.
+    fn file(dir: &Path, name: &str, bytes: usize, now: SystemTime, ago: Duration) {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![0; bytes]).unwrap();
+        let times = std::fs::FileTimes::new().set_accessed(now - ago).set_modified(now - ago);
+        std::fs::File::options().write(true).open(&path).unwrap().set_times(times).unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn what_was_not_used_for_a_month_goes_and_an_entry_takes_its_stamp_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, now) = (dir.path(), SystemTime::now());
+        for (name, ago) in [
+            ("0123-old.cwasm", 40 * DAY),
+            ("0123-old.verified", 40 * DAY),
+            ("4567-recent.cwasm", DAY),
+            // Stamps are written once and stay with a used entry.
+            ("4567-recent.verified", 40 * DAY),
+            ("89ab-orphan.verified", DAY),
+            ("old.info.json", 40 * DAY),
+            ("recent.info.json", DAY),
+            (".tmpCRASHED", 40 * DAY),
+            (".tmpWRITING", Duration::ZERO),
+            ("notes.txt", 40 * DAY),
+        ] {
+            file(d, name, 10, now, ago);
+        }
+        prune(d, &Budget { unused_for: 30 * DAY, bytes: 1 << 20 }, now);
+        assert_eq!(
+            names(d),
+            [".tmpWRITING", "4567-recent.cwasm", "4567-recent.verified", "notes.txt", "recent.info.json"]
+        );
+    }
+
+    #[test]
+    fn past_the_byte_budget_the_least_recently_used_entries_go_but_never_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, now) = (dir.path(), SystemTime::now());
+        for (name, ago) in [("a.cwasm", 3 * DAY), ("b.cwasm", 2 * DAY), ("c.cwasm", DAY)] {
+            file(d, name, 400, now, ago);
+        }
+        let budget = |bytes| Budget { unused_for: 30 * DAY, bytes };
+        prune(d, &budget(1000), now);
+        assert_eq!(names(d), ["b.cwasm", "c.cwasm"]);
+        file(d, "huge.cwasm", 5000, now, Duration::ZERO);
+        prune(d, &budget(1000), now);
+        assert_eq!(names(d), ["huge.cwasm"]);
+    }
+
+    #[test]
+    fn storing_an_entry_prunes_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        file(dir.path(), "0123-of-an-old-build.cwasm", 10, now, 40 * DAY);
+        let cache = ComponentCache::at(dir.path());
+        let engine = Engine::default();
+        cache.store(&engine, &"ab".repeat(32), b"machine code");
+        let kept = names(dir.path());
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].ends_with(&format!("-{}.cwasm", "ab".repeat(16))), "{kept:?}");
+    }
 }
