@@ -266,24 +266,53 @@ pub fn edits_by_file<Op>(edits: &[ParsedEdit<Op>]) -> Vec<(&str, Vec<usize>)> {
 /// `(index, path)` pairs grouped by path, paths in the order first named,
 /// indexes in the order given. One pass: thousands of edits over dozens of
 /// files are not rescanned per file (the host groups its edits so too).
-/// Edits come in runs on one file, so a path is compared with the last
-/// one's before it is hashed.
 pub fn indexes_by_path<'a>(named: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<(&'a str, Vec<usize>)> {
-    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
-    let mut group_of: HashMap<&str, usize> = HashMap::new();
-    let mut last: Option<(&str, usize)> = None;
+    let mut numbers = PathNumbers::default();
+    let mut indexes: Vec<Vec<usize>> = Vec::new();
     for (index, path) in named {
-        let group = match last {
-            Some((last_path, group)) if crate::text::same_text(last_path, path) => group,
-            _ => *group_of.entry(path).or_insert_with(|| {
-                groups.push((path, Vec::new()));
-                groups.len() - 1
-            }),
-        };
-        last = Some((path, group));
-        groups[group].1.push(index);
+        let number = numbers.number(path) as usize;
+        if number == indexes.len() {
+            indexes.push(Vec::new());
+        }
+        indexes[number].push(index);
     }
-    groups
+    numbers.paths.into_iter().zip(indexes).collect()
+}
+
+/// Paths numbered in the order first named, each kept once. Edits come in
+/// runs on one file, so a path is compared with the last one's before it
+/// is hashed, and stored (`P` made from it) only when it is new.
+pub(crate) struct PathNumbers<P> {
+    pub(crate) paths: Vec<P>,
+    number_of: HashMap<P, u32>,
+    last: Option<u32>,
+}
+
+impl<P> Default for PathNumbers<P> {
+    fn default() -> Self {
+        PathNumbers { paths: Vec::new(), number_of: HashMap::new(), last: None }
+    }
+}
+
+impl<P: std::borrow::Borrow<str> + std::hash::Hash + Eq + Clone> PathNumbers<P> {
+    /// The number of `path`, a new one if it was not named before.
+    pub(crate) fn number<Q: AsRef<str> + Into<P>>(&mut self, path: Q) -> u32 {
+        let text = path.as_ref();
+        let number = match self.last {
+            Some(last) if crate::text::same_text(self.paths[last as usize].borrow(), text) => last,
+            _ => match self.number_of.get(text) {
+                Some(&number) => number,
+                None => {
+                    let path: P = path.into();
+                    self.paths.push(path.clone());
+                    self.number_of.insert(path, self.paths.len() as u32 - 1);
+                    self.paths.len() as u32 - 1
+                }
+            },
+        };
+        self.last = Some(number);
+        number
+    }
 }
 
 /// The plugin contract in Rust: exactly what the host calls, with the

@@ -14,7 +14,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use crate::format::ParsedEdit;
+use crate::format::{ParsedEdit, PathNumbers};
 use crate::types::{Edit, Span};
 
 /// The option a host sets on `parse` when it will call `apply` of the same
@@ -44,7 +44,7 @@ pub(crate) struct Kept {
 /// contract's copies of a large reply's edits are beside them when `parse`
 /// returns, its instance's high-water mark, which grows by 2 MiB steps.
 struct KeptEdits<Op> {
-    paths: Vec<String>,
+    paths: PathNumbers<String>,
     /// Each edit's path, as an index into `paths`.
     path_of: Vec<u32>,
     spans: Vec<Span>,
@@ -81,14 +81,13 @@ impl Kept {
         self.forget();
         let count = parsed.len();
         let mut kept = KeptEdits {
-            paths: Vec::new(),
+            paths: PathNumbers::default(),
             path_of: Vec::with_capacity(count),
             spans: Vec::with_capacity(count),
             summaries: Vec::with_capacity(if summaries { count } else { 0 }),
             related: HashMap::new(),
             ops: Vec::with_capacity(count),
         };
-        let mut known: HashMap<String, u32> = HashMap::new();
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
         let prefix = format!("{PREFIX}{}:", self.generation);
@@ -96,15 +95,7 @@ impl Kept {
             .into_iter()
             .enumerate()
             .map(|(index, ParsedEdit { path, related_paths, span, summary, op })| {
-                // Edits come grouped by file: the last path is checked first.
-                let id = match kept.path_of.last() {
-                    Some(&last) if crate::text::same_text(&kept.paths[last as usize], &path) => last,
-                    _ => *known.entry(path.clone()).or_insert_with(|| {
-                        kept.paths.push(path.clone());
-                        kept.paths.len() as u32 - 1
-                    }),
-                };
-                kept.path_of.push(id);
+                kept.path_of.push(kept.paths.number(&path));
                 kept.spans.push(span);
                 let summary = match (summaries, shown) {
                     (true, true) => {
@@ -192,7 +183,7 @@ impl<Op> KeptEdits<Op> {
     /// related paths taken out until [`KeptEdits::put_back`].
     fn edit(&mut self, index: usize, op: Op) -> ParsedEdit<Op> {
         ParsedEdit {
-            path: self.paths[self.path_of[index] as usize].clone(),
+            path: self.paths.paths[self.path_of[index] as usize].clone(),
             related_paths: self.related.remove(&(index as u32)).unwrap_or_default(),
             span: self.spans[index],
             summary: self.summaries.get_mut(index).map(std::mem::take).unwrap_or_default(),
