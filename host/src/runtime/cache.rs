@@ -287,7 +287,7 @@ impl Budget {
 }
 
 /// A file of the cache, with when it was last used.
-struct Kept {
+struct CacheFile {
     path: PathBuf,
     used: std::time::SystemTime,
     bytes: u64,
@@ -310,15 +310,15 @@ fn prune(dir: &Path, budget: &Budget, now: std::time::SystemTime) {
         let name = name.to_string_lossy();
         let Ok(meta) = file.metadata() else { continue };
         let used = meta.accessed().into_iter().chain(meta.modified()).max().unwrap_or(now);
-        let kept = Kept { path: file.path(), used, bytes: meta.len() };
-        let stale = now.duration_since(kept.used).is_ok_and(|unused| unused > budget.unused_for);
+        let cached = CacheFile { path: file.path(), used, bytes: meta.len() };
+        let stale = now.duration_since(cached.used).is_ok_and(|unused| unused > budget.unused_for);
         match name.rsplit_once('.').map_or("", |(_, extension)| extension) {
-            "cwasm" if stale => remove_entry(&kept.path),
-            "cwasm" => entries.push(kept),
+            "cwasm" if stale => remove_entry(&cached.path),
+            "cwasm" => entries.push(cached),
             // A stamp speaks for its entry and goes with it.
-            "verified" if !kept.path.with_extension("cwasm").exists() => drop(std::fs::remove_file(&kept.path)),
+            "verified" if !cached.path.with_extension("cwasm").exists() => drop(std::fs::remove_file(&cached.path)),
             _ if stale && (name.ends_with(".info.json") || name.starts_with(".tmp")) => {
-                drop(std::fs::remove_file(&kept.path))
+                drop(std::fs::remove_file(&cached.path))
             }
             _ => {}
         }
