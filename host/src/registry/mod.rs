@@ -133,6 +133,10 @@ enum Location {
 }
 
 /// A loaded plugin, ready to instantiate.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every plugin is wasm: boxing that variant would cost each load an allocation to shrink the rare native one"
+)]
 pub enum Loaded {
     /// A compiled, linked wasm component.
     Wasm(LoadedPlugin),

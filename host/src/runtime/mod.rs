@@ -552,6 +552,10 @@ impl WasmInstance {
 
 /// A plugin ready for calls: a sandboxed wasm instance, or a trusted native
 /// library. The rest of the host sees only this.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every plugin is wasm: boxing that variant would cost each instance an allocation to shrink the rare native one"
+)]
 pub enum PluginInstance {
     /// A wasm component instance (sandboxed, limited).
     Wasm(WasmInstance),
