@@ -276,14 +276,14 @@ pub fn indexes_by_path<'a>(named: impl IntoIterator<Item = (usize, &'a str)>) ->
         }
         indexes[number].push(index);
     }
-    numbers.paths.into_iter().zip(indexes).collect()
+    numbers.into_paths().into_iter().zip(indexes).collect()
 }
 
 /// Paths numbered in the order first named, each kept once. Edits come in
 /// runs on one file, so a path is compared with the last one's before it
 /// is hashed, and stored (`P` made from it) only when it is new.
 pub(crate) struct PathNumbers<P> {
-    pub(crate) paths: Vec<P>,
+    paths: Vec<P>,
     number_of: HashMap<P, u32>,
     last: Option<u32>,
 }
@@ -303,15 +303,20 @@ impl<P: std::borrow::Borrow<str> + std::hash::Hash + Eq + Clone> PathNumbers<P> 
             _ => match self.number_of.get(text) {
                 Some(&number) => number,
                 None => {
-                    let path: P = path.into();
+                    let (path, number): (P, u32) = (path.into(), self.paths.len() as u32);
                     self.paths.push(path.clone());
-                    self.number_of.insert(path, self.paths.len() as u32 - 1);
-                    self.paths.len() as u32 - 1
+                    self.number_of.insert(path, number);
+                    number
                 }
             },
         };
         self.last = Some(number);
         number
+    }
+
+    /// The paths, by number.
+    pub(crate) fn into_paths(self) -> Vec<P> {
+        self.paths
     }
 }
 

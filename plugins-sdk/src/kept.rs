@@ -44,7 +44,7 @@ pub(crate) struct Kept {
 /// contract's copies of a large reply's edits are beside them when `parse`
 /// returns, its instance's high-water mark, which grows by 2 MiB steps.
 struct KeptEdits<Op> {
-    paths: PathNumbers<String>,
+    paths: Vec<String>,
     /// Each edit's path, as an index into `paths`.
     path_of: Vec<u32>,
     spans: Vec<Span>,
@@ -81,7 +81,7 @@ impl Kept {
         self.forget();
         let count = parsed.len();
         let mut kept = KeptEdits {
-            paths: PathNumbers::default(),
+            paths: Vec::new(),
             path_of: Vec::with_capacity(count),
             spans: Vec::with_capacity(count),
             summaries: Vec::with_capacity(if summaries { count } else { 0 }),
@@ -91,11 +91,13 @@ impl Kept {
         // One `format!` a reference cost a reply of 20,000 edits a thousand
         // instructions an edit: the prefix is written once.
         let prefix = format!("{PREFIX}{}:", self.generation);
+        // Numbered while the edits are read; only the paths are kept.
+        let mut numbers = PathNumbers::default();
         let edits = parsed
             .into_iter()
             .enumerate()
             .map(|(index, ParsedEdit { path, related_paths, span, summary, op })| {
-                kept.path_of.push(kept.paths.number(&path));
+                kept.path_of.push(numbers.number(&path));
                 kept.spans.push(span);
                 let summary = match (summaries, shown) {
                     (true, true) => {
@@ -117,6 +119,7 @@ impl Kept {
                 Edit { path, related_paths, span, summary, payload }
             })
             .collect();
+        kept.paths = numbers.into_paths();
         self.edits = Some(Box::new(kept));
         edits
     }
@@ -183,7 +186,7 @@ impl<Op> KeptEdits<Op> {
     /// related paths taken out until [`KeptEdits::put_back`].
     fn edit(&mut self, index: usize, op: Op) -> ParsedEdit<Op> {
         ParsedEdit {
-            path: self.paths.paths[self.path_of[index] as usize].clone(),
+            path: self.paths[self.path_of[index] as usize].clone(),
             related_paths: self.related.remove(&(index as u32)).unwrap_or_default(),
             span: self.spans[index],
             summary: self.summaries.get_mut(index).map(std::mem::take).unwrap_or_default(),
