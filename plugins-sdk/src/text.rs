@@ -400,57 +400,81 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
     splices: impl IntoIterator<Item = (std::ops::Range<usize>, &'a [L])>,
     eol: &str,
     final_newline: bool,
-    mut line_start: impl FnMut(usize) -> usize,
+    line_start: impl FnMut(usize) -> usize,
 ) -> String {
-    let (bom, body) = split_bom(content);
-    // Byte ranges first, so the result is allocated once at its full size:
-    // grown by doubling, a file's copy was made twice over, and in a wasm
-    // plugin the space it left behind stays in linear memory.
-    let eol_len = eol.len();
-    let mut size = content.len();
-    let splices: Vec<(usize, usize, &'a [L])> = splices
-        .into_iter()
-        .map(|(range, lines)| {
-            let start = line_start(range.start);
-            let end = line_start(range.end).max(start);
-            size = size - (end - start) + lines.iter().map(|l| l.as_ref().len() + eol_len).sum::<usize>();
-            (start, end, lines)
-        })
-        .collect();
-    // Room for an ending after an unterminated last line, and a final one.
-    let mut out = String::with_capacity(size + 2 * eol_len);
-    if bom {
-        out.push(BOM);
+    ByteSplices::new(content, splices, eol, line_start).render(content, eol, final_newline)
+}
+
+/// Line splices turned into byte ranges of the content after any BOM, with
+/// the size of the result: the result is then allocated once at its full
+/// size (grown by doubling, a file's copy was made twice over, and in a
+/// wasm plugin the space it left behind stays in linear memory), and what
+/// told where lines start can be freed before it is.
+pub(crate) struct ByteSplices<'a, L> {
+    splices: Vec<(usize, usize, &'a [L])>,
+    size: usize,
+}
+
+impl<'a, L: AsRef<str> + 'a> ByteSplices<'a, L> {
+    pub(crate) fn new(
+        content: &str,
+        splices: impl IntoIterator<Item = (std::ops::Range<usize>, &'a [L])>,
+        eol: &str,
+        mut line_start: impl FnMut(usize) -> usize,
+    ) -> Self {
+        let mut size = content.len();
+        let splices = splices
+            .into_iter()
+            .map(|(range, lines)| {
+                let start = line_start(range.start);
+                let end = line_start(range.end).max(start);
+                size = size - (end - start) + lines.iter().map(|l| l.as_ref().len() + eol.len()).sum::<usize>();
+                (start, end, lines)
+            })
+            .collect();
+        ByteSplices { splices, size }
     }
-    let empty = out.len();
-    // A one-byte ending is pushed, not copied: in a component each copy is
-    // a call out of the compiled code.
-    let lf = eol == "\n";
-    let mut copied = 0;
-    for (start, end, lines) in splices {
-        out.push_str(&body[copied..start]);
-        // Only a last line lacks its ending; new lines after it need one.
-        if !lines.is_empty() && out.len() > empty && !out.ends_with('\n') {
-            out.push_str(eol);
+
+    /// The content with the splices made (see [`splice_lines`]).
+    pub(crate) fn render(self, content: &str, eol: &str, final_newline: bool) -> String {
+        let (bom, body) = split_bom(content);
+        let ByteSplices { splices, size } = self;
+        let eol_len = eol.len();
+        // Room for an ending after an unterminated last line, and a final one.
+        let mut out = String::with_capacity(size + 2 * eol_len);
+        if bom {
+            out.push(BOM);
         }
-        for new in lines {
-            out.push_str(new.as_ref());
-            if lf { out.push('\n') } else { out.push_str(eol) }
-        }
-        copied = end;
-    }
-    out.push_str(&body[copied..]);
-    if out.len() > empty {
-        if !final_newline && out.ends_with('\n') {
-            out.pop();
-            if out.ends_with('\r') {
-                out.pop();
+        let empty = out.len();
+        // A one-byte ending is pushed, not copied: in a component each copy is
+        // a call out of the compiled code.
+        let lf = eol == "\n";
+        let mut copied = 0;
+        for (start, end, lines) in splices {
+            out.push_str(&body[copied..start]);
+            // Only a last line lacks its ending; new lines after it need one.
+            if !lines.is_empty() && out.len() > empty && !out.ends_with('\n') {
+                out.push_str(eol);
             }
-        } else if final_newline && !out.ends_with('\n') {
-            out.push_str(eol);
+            for new in lines {
+                out.push_str(new.as_ref());
+                if lf { out.push('\n') } else { out.push_str(eol) }
+            }
+            copied = end;
         }
+        out.push_str(&body[copied..]);
+        if out.len() > empty {
+            if !final_newline && out.ends_with('\n') {
+                out.pop();
+                if out.ends_with('\r') {
+                    out.pop();
+                }
+            } else if final_newline && !out.ends_with('\n') {
+                out.push_str(eol);
+            }
+        }
+        out
     }
-    out
 }
 
 /// `text` without a leading BOM, and whether it had one.

@@ -178,7 +178,7 @@ pub fn replace_block(
     let hay = Haystack::of(content);
     let plan = plan_block(&hay, &lines_without_endings(search), &lines_without_endings(replace), options)?;
     Ok(Replaced {
-        content: render(&hay, content, &plan.splices),
+        content: render(hay, content, &plan.splices),
         level: plan.level,
         lines: plan.lines,
         candidates: plan.candidates,
@@ -359,7 +359,7 @@ pub fn replace_blocks_at_once(
     }
     let mut splices: Vec<Splice> = placed.into_iter().flat_map(|(plan, _, _)| plan.splices).collect();
     splices.sort_by_key(|sp| sp.start);
-    Some((render(&hay, content, &splices), outcomes))
+    Some((render(hay, content, &splices), outcomes))
 }
 
 /// The block without blank lines at its edges, and the replacement without

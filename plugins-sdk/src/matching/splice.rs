@@ -166,8 +166,9 @@ pub(super) fn make_splice<'a>(
 }
 
 /// Apply non-overlapping `splices` (in order) to the file, whose haystack
-/// `hay` is (it knows where the file's lines start).
-pub(super) fn render(hay: &Haystack<'_>, content: &str, splices: &[Splice<'_>]) -> String {
+/// `hay` is (it knows where the file's lines start; it is freed before the
+/// new content is made).
+pub(super) fn render(hay: Haystack<'_>, content: &str, splices: &[Splice<'_>]) -> String {
     let style = TextStyle::detect(content);
     let replaced = splices.iter().map(|s| (s.start + s.keep_prefix..s.end - s.keep_suffix, s.middle.as_slice()));
     hay.splice_lines(content, replaced, style.eol.as_str(), style.final_newline)
