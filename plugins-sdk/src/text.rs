@@ -402,24 +402,27 @@ pub(crate) fn splice_at<'a, L: AsRef<str> + 'a>(
     final_newline: bool,
     line_start: impl FnMut(usize) -> usize,
 ) -> String {
-    ByteSplices::new(content, splices, eol, line_start).render(content, eol, final_newline)
+    ByteSplices::new(content, splices, eol, line_start).render(final_newline)
 }
 
 /// Line splices turned into byte ranges of the content after any BOM, with
 /// the size of the result: the result is then allocated once at its full
 /// size (grown by doubling, a file's copy was made twice over, and in a
 /// wasm plugin the space it left behind stays in linear memory), and what
-/// told where lines start can be freed before it is.
-pub(crate) struct ByteSplices<'a, L> {
+/// told where lines start can be freed before it is. It keeps the content
+/// and the ending it was sized for, so it renders with those.
+pub(crate) struct ByteSplices<'c, 'a, L> {
+    content: &'c str,
+    eol: &'c str,
     splices: Vec<(usize, usize, &'a [L])>,
     size: usize,
 }
 
-impl<'a, L: AsRef<str> + 'a> ByteSplices<'a, L> {
+impl<'c, 'a, L: AsRef<str> + 'a> ByteSplices<'c, 'a, L> {
     pub(crate) fn new(
-        content: &str,
+        content: &'c str,
         splices: impl IntoIterator<Item = (std::ops::Range<usize>, &'a [L])>,
-        eol: &str,
+        eol: &'c str,
         mut line_start: impl FnMut(usize) -> usize,
     ) -> Self {
         let mut size = content.len();
@@ -432,13 +435,13 @@ impl<'a, L: AsRef<str> + 'a> ByteSplices<'a, L> {
                 (start, end, lines)
             })
             .collect();
-        ByteSplices { splices, size }
+        ByteSplices { content, eol, splices, size }
     }
 
     /// The content with the splices made (see [`splice_lines`]).
-    pub(crate) fn render(self, content: &str, eol: &str, final_newline: bool) -> String {
+    pub(crate) fn render(self, final_newline: bool) -> String {
+        let ByteSplices { content, eol, splices, size } = self;
         let (bom, body) = split_bom(content);
-        let ByteSplices { splices, size } = self;
         let eol_len = eol.len();
         // Room for an ending after an unterminated last line, and a final one.
         let mut out = String::with_capacity(size + 2 * eol_len);

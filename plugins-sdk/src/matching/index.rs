@@ -166,7 +166,7 @@ impl<'a> Haystack<'a> {
                     |i: usize| self.lines.get(i).map_or(body.len(), |l| l.as_ptr() as usize - body.as_ptr() as usize);
                 let planned = ByteSplices::new(content, splices, eol, start);
                 drop(self);
-                planned.render(content, eol, final_newline)
+                planned.render(final_newline)
             }
             _ => {
                 drop(self);
