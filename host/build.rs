@@ -8,6 +8,8 @@
 
 #[path = "src/runtime/engine.rs"]
 mod engine;
+#[path = "build/link.rs"]
+mod link;
 #[path = "build/wasm.rs"]
 mod wasm;
 
@@ -18,9 +20,7 @@ use std::{env, fs};
 use sha2::{Digest, Sha256};
 
 fn main() {
-    pack_relative_relocations();
-    order_symbols();
-    static_unwinder();
+    link::configure();
     let workspace = wasm::workspace();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     let (crates, artifacts) = wasm::build_plugins_under(&workspace, &["formats"]);
@@ -55,100 +55,6 @@ fn main() {
     }
     table.push_str("];\n");
     fs::write(out_dir.join("builtin_formats.rs"), table).unwrap();
-}
-
-/// Links the binary with packed relative relocations (DT_RELR) where the
-/// loader takes them: a PIE this size has 45,000 of them, 1.1 MB that the
-/// loader reads and applies at every start (a tenth of a millisecond and a
-/// megabyte of memory). glibc loads DT_RELR from 2.36 and refuses a binary
-/// that has them without, so the C library of the machine that builds it
-/// (and, not cross-compiling, runs it) must say 2.36 or later. A linker
-/// without the option warns and ignores it.
-fn pack_relative_relocations() {
-    if var("TARGET") != var("HOST") || var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
-        return;
-    }
-    let version = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output();
-    let version = version.map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string()).unwrap_or_default();
-    if glibc_at_least(&version, (2, 36)) {
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
-    }
-}
-
-/// Links the functions a run executes next to each other, in the order
-/// `build/symbol-order.txt` lists them (made by `bench/symbol-order`). The
-/// kernel maps a binary's code in 64 KiB windows around each first touch:
-/// with a run's 2,800 functions spread over 18 MB of text, a 10 MB reply's
-/// run held 7 MiB of it, a tenth of its peak memory, and paid a fault per
-/// window at every start; packed, it holds 1.9 MiB. Only where the names
-/// were made (x86_64 Linux, glibc) and the linker is rustc's own lld: a
-/// configured linker may not take the option. A name the build no longer
-/// has is skipped; a test says when the file is older than the lock.
-/// (A path with a comma would be split by `-Wl,`: such a checkout goes
-/// without.)
-fn order_symbols() {
-    let manifest = PathBuf::from(var("CARGO_MANIFEST_DIR"));
-    let order = manifest.join("build").join("symbol-order.txt");
-    println!("cargo:rerun-if-changed={}", order.display());
-    // The names are the release build's (a profile's settings are in them).
-    let usable = var("TARGET") == "x86_64-unknown-linux-gnu" && var("PROFILE") == "release";
-    if !usable || own_linker() || !order.is_file() || order.to_string_lossy().contains(',') {
-        return;
-    }
-    println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}", order.display());
-    println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
-}
-
-/// Links GCC's unwinder (`libgcc_eh.a`) into the binaries instead of
-/// loading `libgcc_s.so.1`, which std asks for by name (`-lgcc_s`): a
-/// linker script of that name in `OUT_DIR`, searched first, stands for the
-/// static archive. Why: loading the library costs every run about 0.2 ms
-/// on a virtual machine, most of it its constructor asking the CPU its
-/// features (`cpuid` traps to the hypervisor, 12 µs each here); the
-/// 20-hunk diff of `bench/run` takes 5 ms. The unwinder works the same
-/// from the binary: it finds each loaded object's frames through
-/// `dl_iterate_phdr`, so panics still unwind and backtraces still walk.
-/// Only for a native glibc build with the default linker driver, whose
-/// `cc` knows where the archive is; elsewhere the binary goes as before.
-fn static_unwinder() {
-    let native_gnu =
-        var("TARGET") == var("HOST") && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
-    if !native_gnu || own_linker() {
-        return;
-    }
-    let answer = std::process::Command::new("cc").arg("-print-file-name=libgcc_eh.a").output();
-    let archive = answer.map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string()).unwrap_or_default();
-    // `cc` answers the bare name when it has no such file.
-    if !Path::new(&archive).is_absolute() || !Path::new(&archive).is_file() || archive.contains(['(', ')', '"']) {
-        return;
-    }
-    let dir = PathBuf::from(var("OUT_DIR")).join("static-unwinder");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("libgcc_s.so"), format!("INPUT({archive})\n")).unwrap();
-    println!("cargo:rustc-link-search=native={}", dir.display());
-}
-
-/// Whether the build names its own linker: the options above are for
-/// rustc's default one.
-fn own_linker() -> bool {
-    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
-    !var("RUSTC_LINKER").is_empty()
-        || var("CARGO_ENCODED_RUSTFLAGS").split('\x1f').any(|flag| flag.contains("linker") || flag.contains("fuse-ld"))
-}
-
-/// The build variable `name`, empty when unset.
-fn var(name: &str) -> String {
-    env::var(name).unwrap_or_default()
-}
-
-/// Whether `getconf GNU_LIBC_VERSION`'s answer (`glibc 2.36`) is `wanted` or later.
-fn glibc_at_least(answer: &str, wanted: (u32, u32)) -> bool {
-    let Some(version) = answer.strip_prefix("glibc ") else { return false };
-    let mut numbers = version.split('.').map(|n| n.parse::<u32>().ok());
-    match (numbers.next().flatten(), numbers.next().flatten()) {
-        (Some(major), Some(minor)) => (major, minor) >= wanted,
-        _ => false,
-    }
 }
 
 /// The format's name and aliases, from `[package.metadata.agent-apply]`.

@@ -121,3 +121,57 @@ fn plugin_check_native_passes_on_the_example() {
         .success()
         .stdout(predicate::str::contains("checking the native library").and(predicate::str::contains("checks passed")));
 }
+
+/// With the C library linked into the binary (host/build/link.rs), a native
+/// plugin runs in a helper process: a crash there fails the call, it does
+/// not take the run down with it, and the repository is left as it was.
+#[cfg(native_host)]
+#[test]
+fn a_native_plugin_that_crashes_ends_its_helper_not_the_run() {
+    let config = native_config("hostile", HOSTILE_NATIVE);
+    let repo = TestRepo::with(&[(".agent-apply.toml", config.as_str()), ("a.txt", "x\n")]);
+    let head = repo.head();
+    repo.apply().args(["--format", "hostile", "-"]).write_stdin("abort").assert().code(2).stderr(
+        predicate::str::contains("plugin 'hostile' crashed in `parse`: the native plugin's process ended (signal: 6"),
+    );
+    assert_eq!(repo.head(), head);
+    assert_eq!(repo.status(), "");
+}
+
+/// The helper's stdout is its answer to the host; what the plugin prints
+/// there goes to stderr instead, so it can neither garble an answer nor
+/// pass for the tool's own output.
+#[cfg(native_host)]
+#[test]
+fn what_a_native_plugin_prints_to_stdout_goes_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".agent-apply.toml"), native_config("hostile", HOSTILE_NATIVE)).unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["parse", "--json", "--format", "hostile", "-"])
+        .write_stdin("shout")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(stderr.contains("hostile plugin shouts on stdout"), "stderr: {stderr}");
+    assert!(!stdout.contains("shouts"), "stdout: {stdout}");
+    let report = crate::common::report_json(&out.stdout);
+    assert_eq!(report["edits"], serde_json::json!([]), "{report}");
+}
+
+/// Where the build could, the binary carries the C library (a static PIE):
+/// no program interpreter, so no dynamic loader runs at each start (0.36 ms
+/// a run, #27).
+#[cfg(native_host)]
+#[test]
+fn the_binary_starts_without_a_dynamic_loader() {
+    const PT_INTERP: u32 = 3;
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_git-agent-apply")).unwrap();
+    let number = |at: usize, width: usize| {
+        elf[at..at + width].iter().rev().fold(0usize, |value, &byte| value << 8 | byte as usize)
+    };
+    assert_eq!(&elf[..5], b"\x7fELF\x02", "a 64-bit ELF file");
+    let (table, entry_size, entries) = (number(0x20, 8), number(0x36, 2), number(0x38, 2));
+    let types: Vec<u32> = (0..entries).map(|i| number(table + i * entry_size, 4) as u32).collect();
+    assert!(!types.contains(&PT_INTERP), "program header types {types:?}");
+}

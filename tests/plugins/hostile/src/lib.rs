@@ -108,6 +108,11 @@ impl Format for Hostile {
             "poison-info" => INFO_PANICS.store(true, Ordering::Relaxed),
             // Not a misdeed: output the host shows only under --verbose.
             "chatter" => eprintln!("hostile plugin chatters on stderr"),
+            // As a native library: a crash the SDK cannot catch.
+            "abort" => std::process::abort(),
+            // As a native library: what it prints to stdout must not pass
+            // for the host's output or for a response.
+            "shout" => println!("\0\0\0\0hostile plugin shouts on stdout"),
             "probe" => {
                 let file = std::fs::read_to_string("/etc/passwd").map(|s| format!("read {} bytes", s.len()));
                 let dir = std::fs::read_dir(".").map(|d| format!("listed {} entries", d.count()));
