@@ -131,7 +131,10 @@ fn static_c_library() {
         return;
     }
     let lib = |name: &str| archive(&format!("lib{name}.a"));
-    let [Some(c), Some(gcc), Some(gcc_eh)] = [lib("c"), lib("gcc"), lib("gcc_eh")] else { return };
+    // rcrt1.o: the start file of a static PIE (glibc 2.27 and later).
+    let [Some(c), Some(gcc), Some(gcc_eh), Some(_)] = [lib("c"), lib("gcc"), lib("gcc_eh"), archive("rcrt1.o")] else {
+        return;
+    };
     // std names these too; since glibc 2.34 they are empty archives.
     let mut inputs = vec![("c".to_string(), format!("GROUP({c} {gcc} {gcc_eh})"))];
     for name in ["m", "dl", "rt", "pthread", "util"] {
@@ -168,8 +171,8 @@ fn native_gnu() -> bool {
     var("TARGET") == var("HOST") && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu"
 }
 
-/// Where `cc` finds the archive `file`: `None` when it has none (it then
-/// answers the bare name), or a path a linker script cannot quote.
+/// Where `cc` finds the library file `file`: `None` when it has none (it
+/// then answers the bare name), or a path a linker script cannot quote.
 fn archive(file: &str) -> Option<String> {
     let answer = Command::new("cc").arg(format!("-print-file-name={file}")).output().ok()?;
     let path = String::from_utf8_lossy(&answer.stdout).trim().to_string();
