@@ -12,9 +12,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use agent_apply_sdk::native::{ABI_VERSION, NativeTable};
-
-use super::{Call, OpenFailure, Opened};
+use super::{Call, OpenFailure, Opened, table_is_readable};
 
 /// The helper, compiled for this machine when the binary was built.
 static HELPER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/native-host"));
@@ -96,7 +94,7 @@ impl Process {
             }));
         }
         let (abi_version, table_size) = (self.read_u32()?, self.read_u32()?);
-        if abi_version != ABI_VERSION || (table_size as usize) < size_of::<NativeTable>() {
+        if !table_is_readable(abi_version, table_size) {
             return Ok(Hello::Mismatch { abi_version, table_size });
         }
         Ok(Hello::Ready { contract_version: self.read_bytes()? })

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use agent_apply_sdk::native::{ABI_VERSION, ENTRY_SYMBOL, NativeBuffer, NativeTable};
+use agent_apply_sdk::native::{ENTRY_SYMBOL, NativeBuffer, NativeTable};
 
-use super::{Call, OpenFailure, Opened};
+use super::{Call, OpenFailure, Opened, table_is_readable};
 
 /// The library's call table; the library itself is never unloaded.
 #[derive(Clone)]
@@ -33,7 +33,7 @@ impl Library {
         // SAFETY: every ABI version starts with these two u32 fields, so
         // they can be read before the version is known.
         let (abi_version, table_size) = unsafe { ((*table).abi_version, (*table).table_size) };
-        if abi_version != ABI_VERSION || (table_size as usize) < size_of::<NativeTable>() {
+        if !table_is_readable(abi_version, table_size) {
             return Ok(Opened::Mismatch { abi_version, table_size });
         }
         // SAFETY: the version and size match this ABI's static table.

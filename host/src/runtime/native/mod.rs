@@ -25,7 +25,7 @@ use std::borrow::Borrow;
 use std::path::Path;
 
 use agent_apply_sdk::native::{
-    ABI_VERSION, ApplyRequest, ENTRY_SYMBOL, ParseRequest, RenderRequest, STATUS_OK, STATUS_PANIC,
+    ABI_VERSION, ApplyRequest, ENTRY_SYMBOL, NativeTable, ParseRequest, RenderRequest, STATUS_OK, STATUS_PANIC,
 };
 use agent_apply_sdk::types as sdk;
 use serde::{Serialize, de::DeserializeOwned};
@@ -46,6 +46,12 @@ enum Call {
     Apply,
     Render,
     Lint,
+}
+
+/// Whether a table of `abi_version` and `table_size` bytes is one this host
+/// reads: anything past those two fields is read only then.
+fn table_is_readable(abi_version: u32, table_size: u32) -> bool {
+    abi_version == ABI_VERSION && table_size as usize >= size_of::<NativeTable>()
 }
 
 /// A library opened: its table is of this host's ABI, or it is not (and
