@@ -165,6 +165,13 @@ pub trait Format: Send + Sync {
         if hinted { 0.5 } else { 0.0 }
     }
 
+    /// [`Format::detect`] of a reply the plugin owns (the wasm export's): a
+    /// format whose confidence comes from reading the whole reply may keep
+    /// that reading for the `parse` that follows ([`crate::detect_parse`]).
+    fn detect_owned(&self, reply: String) -> f32 {
+        self.detect(&reply)
+    }
+
     /// Read the edits in a reply.
     fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Self::Op>;
 
@@ -327,6 +334,10 @@ pub trait Plugin {
     fn info(&self) -> FormatInfo;
     /// The contract's `detect`: confidence 0.0–1.0 that `reply` is in this format.
     fn detect(&self, reply: &str) -> f32;
+    /// `detect` of a reply the plugin owns (the wasm export's).
+    fn detect_owned(&self, reply: String) -> f32 {
+        self.detect(&reply)
+    }
     /// The contract's `parse`: edits with JSON payloads, and diagnostics.
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput;
     /// `parse` of a reply the plugin owns (the wasm export's): a format may
@@ -359,6 +370,10 @@ impl<F: Format> Plugin for F {
 
     fn detect(&self, reply: &str) -> f32 {
         Format::detect(self, reply).clamp(0.0, 1.0)
+    }
+
+    fn detect_owned(&self, reply: String) -> f32 {
+        Format::detect_owned(self, reply).clamp(0.0, 1.0)
     }
 
     fn parse(&self, reply: &str, options: &[OptionValue]) -> ParseOutput {

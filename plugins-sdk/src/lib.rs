@@ -50,6 +50,7 @@
 #[rustfmt::skip]
 pub mod bindings;
 
+pub mod detect_parse;
 pub mod elision;
 pub mod fence;
 mod format;
@@ -240,7 +241,7 @@ macro_rules! export_format {
                     $crate::types::info_with_version($crate::Plugin::info(instance()), env!("CARGO_PKG_VERSION"))
                 }
                 fn detect(reply: String) -> f32 {
-                    $crate::Plugin::detect(instance(), &reply)
+                    $crate::Plugin::detect_owned(instance(), reply)
                 }
                 fn parse(reply: String, options: Vec<OptionValue>) -> ParseOutput {
                     $crate::Plugin::parse_owned(instance(), reply, &options)

@@ -36,6 +36,62 @@ fn an_anthropic_message_with_claude_code_calls_and_absolute_paths_is_detected_an
     assert!(repo.status().is_empty(), "{}", repo.status());
 }
 
+/// Auto-detection reads every call to judge the reply, and the format
+/// keeps that reading for its `parse` (#27): the run it makes is the run
+/// `--format` makes, paths under the root, summaries and outcomes alike.
+#[test]
+fn a_detected_reply_is_read_as_the_named_format_reads_it() {
+    let files = [("src/app.py", APP), ("src/util.py", "def twice(x):\n    return 2 * x\n")];
+    let (detected, named) = (TestRepo::with(&files), TestRepo::with(&files));
+    let calls = |repo: &TestRepo| {
+        let absolute = |path: &str| repo.path().join(path).display().to_string();
+        json!([
+            {"name": "Edit", "input": {"file_path": absolute("src/app.py"), "old_string": "def greet():", "new_string": "def greet(name):"}},
+            {"command": "view", "path": absolute("src/app.py")},
+            {"name": "MultiEdit", "input": {"file_path": absolute("src/util.py"), "edits": [
+                {"old_string": "twice", "new_string": "double"}, {"old_string": "2 * x", "new_string": "x + x"}]}},
+            {"name": "Write", "input": {"file_path": absolute("src/new.py"), "content": "NEW = 1\n"}},
+            {"name": "Edit", "input": {"file_path": "src/app.py", "old_string": "not there", "new_string": "x"}}
+        ])
+        .to_string()
+    };
+    let report = |repo: &TestRepo, format: &[&str]| {
+        let out =
+            repo.apply().args(format).args(["--partial", "--json", "-"]).write_stdin(calls(repo)).output().unwrap();
+        let mut report = json_of(&out.stdout);
+        assert_eq!(report["format"]["name"], "tool-calls", "{report}");
+        report
+            .as_object_mut()
+            .unwrap()
+            .retain(|key, _| ["edits", "status", "diagnostics", "files"].contains(&key.as_str()));
+        serde_json::to_string_pretty(&report).unwrap().replace(&repo.path().display().to_string(), "<repo>")
+    };
+    let (auto, by_name) = (report(&detected, &[]), report(&named, &["--format", "tool-calls"]));
+    assert_eq!(auto, by_name);
+    // `parse` shows each edit's summary, which a plain run leaves unmade.
+    let parsed = |format: &[&str]| {
+        let out = detected
+            .apply()
+            .arg("parse")
+            .args(format)
+            .args(["--json", "-"])
+            .write_stdin(calls(&detected))
+            .output()
+            .unwrap();
+        let report = json_of(&out.stdout);
+        assert_eq!(report["format"]["name"], "tool-calls", "{report}");
+        serde_json::to_string_pretty(&[&report["edits"], &report["diagnostics"], &report["commands"]]).unwrap()
+    };
+    let auto_parse = parsed(&[]);
+    assert_eq!(auto_parse, parsed(&["--format", "tool-calls"]));
+    assert!(auto_parse.contains("MultiEdit: "), "{auto_parse}");
+    assert!(auto.contains("\"src/util.py\""), "the absolute paths became repo-relative: {auto}");
+    for path in ["src/app.py", "src/util.py", "src/new.py"] {
+        assert_eq!(detected.read(path), named.read(path), "{path}");
+    }
+    assert_eq!(detected.read("src/util.py").unwrap(), b"def double(x):\n    return x + x\n");
+}
+
 #[test]
 fn an_openai_chat_completion_passes_straight_through() {
     let repo = TestRepo::with(&[("src/app.py", APP)]);

@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 
+use agent_apply_sdk::detect_parse;
 use agent_apply_sdk::json::JsonString;
 use agent_apply_sdk::message;
 use agent_apply_sdk::message::{Composite, Piece, WritePieces};
@@ -260,25 +261,29 @@ impl Format for ToolCalls {
     /// in a reply with the edit tools' keys (JSON that does not parse in
     /// another format's reply is not this format's).
     fn detect(&self, reply: &str) -> f32 {
-        // Unquoted: inside an `arguments` string the keys' quotes are escaped.
-        let keyed = ARGUMENT_KEYS.iter().any(|k| contains(reply, k));
-        if !keyed && !ENVELOPE_WORDS.iter().any(|k| contains(reply, k)) {
-            return 0.0;
+        match keys_in(reply) {
+            Some(keyed) => confidence(&parse::parse(reply, None, false), keyed),
+            None => 0.0,
         }
-        let parsed = parse::parse(reply, None, false);
-        let errors = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
-        let no_edits = parsed.diagnostics.iter().any(|d| d.severity == Severity::Warning);
-        match (parsed.edits.is_empty(), errors) {
-            (false, false) => 0.97,
-            (false, true) => 0.9,
-            (true, true) if keyed => 0.6,
-            (true, _) if no_edits => 0.6,
-            (true, _) => 0.0,
+    }
+
+    /// [`ToolCalls::detect`], whose reading of the reply is kept for the
+    /// `parse` that follows: it reads every call, as `parse` does.
+    fn detect_owned(&self, reply: String) -> f32 {
+        match keys_in(&reply) {
+            Some(keyed) => {
+                detect_parse::keep(reply, |reply| parse::parse(reply, None, false), |parsed| confidence(parsed, keyed))
+            }
+            None => 0.0,
         }
     }
 
     fn parse(&self, reply: &str, options: Options<'_>) -> Parsed<Call> {
-        parse::parse(reply, options.get(REPO_ROOT), options.shows_summaries())
+        let (root, summaries) = (options.get(REPO_ROOT), options.shows_summaries());
+        match detect_parse::take(reply) {
+            Some(detected) => parse::rooted(detected, root, summaries),
+            None => parse::parse(reply, root, summaries),
+        }
     }
 
     /// Calls apply one by one, but a run of plain replacements of one file
@@ -361,6 +366,27 @@ impl Format for ToolCalls {
             None | Some("view") => Ok(render_ranges(&file.content, ranges, |_, line| line.to_string())),
             Some(other) => Err(format!("option `{RENDER}` has the invalid value {other:?} (view or tool-definitions)")),
         }
+    }
+}
+
+/// Whether `reply` may hold tool calls: `Some(true)` when it holds an edit
+/// tool's argument key, `Some(false)` when only an envelope's word.
+fn keys_in(reply: &str) -> Option<bool> {
+    // Unquoted: inside an `arguments` string the keys' quotes are escaped.
+    let keyed = ARGUMENT_KEYS.iter().any(|k| contains(reply, k));
+    (keyed || ENVELOPE_WORDS.iter().any(|k| contains(reply, k))).then_some(keyed)
+}
+
+/// [`Format::detect`]'s confidence from the reply's calls read.
+fn confidence(parsed: &Parsed<Call>, keyed: bool) -> f32 {
+    let errors = parsed.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    let no_edits = parsed.diagnostics.iter().any(|d| d.severity == Severity::Warning);
+    match (parsed.edits.is_empty(), errors) {
+        (false, false) => 0.97,
+        (false, true) => 0.9,
+        (true, true) if keyed => 0.6,
+        (true, _) if no_edits => 0.6,
+        (true, _) => 0.0,
     }
 }
 

@@ -62,6 +62,21 @@ pub fn parse(reply: &str, root: Option<&str>, summaries: bool) -> Parsed<Call> {
     reader.finish(&found)
 }
 
+/// `parsed`, read with no root and no summaries (as `detect` reads a
+/// reply), as [`parse`] with `root` and `summaries` reads the same reply:
+/// paths under `root` made repo-relative, summaries made if `summaries`.
+pub fn rooted(mut parsed: Parsed<Call>, root: Option<&str>, summaries: bool) -> Parsed<Call> {
+    for edit in &mut parsed.edits {
+        if root.is_some() {
+            edit.path = repo_relative(&edit.path, root);
+        }
+        if summaries {
+            edit.summary = message!(&edit.op.tool, ": ", edit.op.action.summary());
+        }
+    }
+    parsed
+}
+
 struct Reader<'r> {
     reply: &'r str,
     map: SourceMap,
@@ -567,5 +582,33 @@ mod tests {
             let twice = Reader::new(&reply, None, true).finish(&json_values(&reply));
             prop_assert_eq!(parse(&reply, None, true), twice);
         }
+
+        /// What `detect` read (no root, no summaries), rooted, is what
+        /// `parse` reads with the root and summaries the host gives: the
+        /// reading `detect` keeps stands in for `parse`'s.
+        #[test]
+        fn a_reading_made_by_detect_rooted_is_what_parse_reads(
+            picks in proptest::collection::vec(0..PIECES.len() + ROOTED_PIECES.len(), 1..6),
+            root in proptest::option::of(prop_oneof![
+                Just("/home/u/repo"), Just("/home/u/repo/"), Just(" /home/u/repo "), Just("/home//u/./repo"),
+                Just("C:/work/repo"), Just("relative/root"), Just("/"),
+            ]),
+            summaries in any::<bool>(),
+        ) {
+            let reply: Vec<&str> = picks.iter().map(|&at| *PIECES.get(at).unwrap_or_else(|| &ROOTED_PIECES[at - PIECES.len()])).collect();
+            let reply = reply.join("\n");
+            prop_assert_eq!(rooted(parse(&reply, None, false), root, summaries), parse(&reply, root, summaries));
+        }
     }
+
+    /// Calls whose paths a root changes, or looks as if it might.
+    const ROOTED_PIECES: [&str; 7] = [
+        r#"{"file_path": "/home/u/repo/src/a.py", "old_string": "x", "new_string": "y"}"#,
+        r#"{"file_path": "/home/u/repo//src/./b.py", "content": "z"}"#,
+        r#"{"command": "create", "path": "/home/u/repo/../repo/c.txt", "file_text": "c"}"#,
+        r#"{"filePath": "/home/u/repository/d.py", "oldString": "", "newString": "d"}"#,
+        r#"{"file_path": "C:/work/repo/e.rs", "content": ""}"#,
+        r#"{"file_path": "/home/u/repo", "content": ""}"#,
+        r#"{"path": "relative/root/f", "content": "", "command": "create", "file_text": "f"}"#,
+    ];
 }
