@@ -87,7 +87,14 @@ pub fn build_components(workspace: &Path, target_dir: &Path, crates: &[&WasmCrat
     let mut cmd = cargo_build(workspace, target_dir, Some(TARGET), &packages);
     // Wasm SIMD (supported by every wasmtime we run on) speeds up line scanning.
     cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
-    cmd.env("CARGO_PROFILE_RELEASE_STRIP", "debuginfo");
+    // Without the name section: a precompiled component carries a table of
+    // its functions' names, and loading it was a tenth of a one-edit run
+    // (#27; the 20-hunk diff of `bench/run` row 3 took 3-4% less time
+    // stripped). `AGENT_APPLY_WASM_NAMES=1` keeps the names, for profiles
+    // and for traps' backtraces to name functions.
+    println!("cargo:rerun-if-env-changed=AGENT_APPLY_WASM_NAMES");
+    let names = env::var_os("AGENT_APPLY_WASM_NAMES").is_some_and(|v| v == "1");
+    cmd.env("CARGO_PROFILE_RELEASE_STRIP", if names { "debuginfo" } else { "symbols" });
     let status = cmd.status().expect("failed to run cargo to build the wasm plugins");
     if !status.success() {
         panic!("building the plugins for {TARGET} failed (see the errors above)");
