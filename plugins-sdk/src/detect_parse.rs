@@ -18,9 +18,11 @@ use std::rc::Rc;
 
 use crate::reply_text;
 
+/// The reply of the latest [`keep`], and what was read from it.
+type Reading = (Rc<String>, Box<dyn Any>);
+
 thread_local! {
-    /// The reply of the latest [`keep`], and what was read from it.
-    static KEPT: RefCell<Option<(Rc<String>, Box<dyn Any>)>> = const { RefCell::new(None) };
+    static KEPT: RefCell<Option<Reading>> = const { RefCell::new(None) };
 }
 
 /// `read(reply)`, kept for [`take`], and `judge` of it (the confidence).
