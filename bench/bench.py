@@ -354,6 +354,56 @@ def row1(ctx, results):
         "< 10 ms", ok)
 
 
+FLOOR_SOURCES = {
+    # No C library at all: the cost of a process as such (fork, exec, exit).
+    "bare.c": 'void _start(void) { __asm__ volatile("mov $60, %eax; xor %edi, %edi; syscall"); }\n',
+    # An empty program with its C library: what every glibc process pays
+    # before main, `git` and ours alike (glibc asks the CPU its caches).
+    "empty.c": "int main(void) { return 0; }\n",
+    # What one `cpuid` costs here (a virtual machine traps every one).
+    "cpuid.c": "#include <cpuid.h>\n#include <stdio.h>\n#include <time.h>\n"
+               "int main(void) { unsigned a, b, c, d; struct timespec s, e;\n"
+               "  clock_gettime(CLOCK_MONOTONIC, &s);\n"
+               "  for (int i = 0; i < 200; i++) __cpuid_count(4, i & 3, a, b, c, d);\n"
+               "  clock_gettime(CLOCK_MONOTONIC, &e);\n"
+               "  printf(\"%.2f\\n\", ((e.tv_sec - s.tv_sec) * 1e9 + (e.tv_nsec - s.tv_nsec)) / 200e3);\n"
+               "  return (int)(a & 0); }\n",
+}
+
+
+def row1_floor(ctx, results):
+    """Where a start's time goes before any of our code runs: an empty C
+    program beside the same with no C library, on this machine (x86-64
+    Linux with `cc`; skipped elsewhere). Informational: no target."""
+    case = "process floor: an empty C program (its C library linked in)"
+    if platform.machine() != "x86_64" or platform.system() != "Linux" or not shutil.which("cc"):
+        print(f"  {case}: skipped (needs x86-64 Linux and cc)", file=sys.stderr)
+        return
+    work = tempfile.mkdtemp(prefix="bench-r1-floor-", dir=ctx.tmp)
+    built = {}
+    for name, source in FLOOR_SOURCES.items():
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            f.write(source)
+        out = path[:-2]
+        flags = ["-nostdlib", "-nostartfiles"] if name == "bare.c" else []
+        # Static where the C library's archive is there, as our binary is.
+        for link in (["-static"], []):
+            if subprocess.run(["cc", "-O2", *link, *flags, "-o", out, path],
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                built[name] = (out, "static" if link else "dynamic")
+                break
+    if set(built) != set(FLOOR_SOURCES):
+        print(f"  {case}: skipped (cc could not build {sorted(set(FLOOR_SOURCES) - set(built))})",
+              file=sys.stderr)
+        return
+    cpuid_us = subprocess.run([built["cpuid.c"][0]], capture_output=True, text=True).stdout.strip()
+    m = measure(lambda: run_timed([built["empty.c"][0]], ctx.env, work),
+                lambda: run_timed([built["bare.c"][0]], ctx.env, work), runs=ctx.runs, warmup=2)
+    row(results, 1, case, "the same with no C library", m,
+        note=f"{built['empty.c'][1]} glibc; one cpuid {cpuid_us} µs")
+
+
 def row2(ctx, results, nfiles):
     case = f"one-edit commit, {nfiles:,} tracked files"
     # Issue 27: half the git pair's time at 100,000 files; at 1,000 no
@@ -743,6 +793,7 @@ def main():
         if 1 in rows:
             print("row 1: start-up", file=sys.stderr)
             row1(ctx, results)
+            row1_floor(ctx, results)
         if 2 in rows:
             print("row 2: one-edit commit", file=sys.stderr)
             sizes = (1000, 10000) if args.quick else (1000, 100000)
