@@ -2,19 +2,22 @@
 //! 128 KiB or more gets a mapping of its own, which is kept when freed and
 //! cut up for later blocks.
 //!
-//! A block of 2 MiB or more is mapped on a huge page boundary, which the
-//! kernel may back with transparent huge pages (`madvise`). Fresh memory
-//! costs a page fault per 4 KiB page touched, and a big reply is read whole
-//! into one block: 10 MB took 2,450 faults, on huge pages it takes five.
-//! Measured on the bench's 10 MB replies, one run per format: 13-23% fewer
-//! page faults (`whole` 9,158 -> 7,189, `hashline` 16,264 -> 12,693). Any
-//! block where the kernel keeps huge pages off behaves as before.
-//!
-//! A smaller one (a file read whole, a file's new content lifted out of a
-//! format) has its pages faulted in by the call that maps it
+//! A fresh block (a reply or a file read whole, a file's new content lifted
+//! out of a format) has its pages faulted in by the call that maps it
 //! (`MAP_POPULATE`) rather than one fault each: about 1 µs a page instead
 //! of 1.7 here. Such blocks are written whole at once. The 20-hunk diff of
 //! `bench/run` row 3 took 962 page faults, then 738.
+//!
+//! Its pages are small ones. Blocks of 2 MiB or more were once advised for
+//! transparent huge pages, a fault per 2 MiB instead of 512; but a huge
+//! page needs 2 MiB of contiguous free memory, and a virtual machine whose
+//! kernel reports its free memory to the host (free page reporting, as on
+//! the bench's machine) has given exactly those back: each is faulted in
+//! again by the host, page by page, before the kernel can zero it. Twenty
+//! alternating runs of each of the bench's 10 MB replies (#27, eighteenth
+//! session): medians 122-148 ms with small pages against 146-221 ms with
+//! huge ones (`editblock` 146 against 147, the others 16-35% less), the
+//! slowest of twenty 169-183 ms against 299-422 ms.
 //!
 //! A freed block is kept ([`kept`]) and later blocks are cut from it: a
 //! page faulted in once is free to use again, a fresh one is zeroed by the
@@ -30,10 +33,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 
 /// [`System`], with blocks of [`MAPPED_FROM`] bytes or more mapped (on Linux),
 /// kept when freed and cut up for later blocks.
-pub struct HugePageAlloc;
-
-/// The size of a transparent huge page on x86-64 and most arm64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
+pub struct MappedAlloc;
 
 /// Blocks are mapped, so they are page aligned; a stricter alignment goes
 /// to the system allocator.
@@ -58,15 +58,15 @@ fn pages(size: usize) -> usize {
 pub fn release_kept() {
     // SAFETY: each kept range is a whole number of pages of mappings this
     // allocator made, freed, and not handed out again since `drain` took it.
-    KEPT.drain(|start, len| unsafe { huge::unmap(start as *mut u8, len) });
+    KEPT.drain(|start, len| unsafe { mapping::unmap(start as *mut u8, len) });
 }
 
-// SAFETY: each block is served by exactly one of `System` and `huge`,
+// SAFETY: each block is served by exactly one of `System` and `mapping`,
 // chosen by `mapped(layout)`; Rust passes `dealloc` and `realloc` the layout
 // the block was allocated with, so the same choice frees it. A kept range
 // is memory no block holds: a block is kept only once freed, and cut out
 // of the kept ranges when handed out again.
-unsafe impl GlobalAlloc for HugePageAlloc {
+unsafe impl GlobalAlloc for MappedAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !mapped(layout) {
             // SAFETY: the caller's contract for `alloc`, passed on.
@@ -74,7 +74,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         }
         match KEPT.take(pages(layout.size())) {
             Some(start) => start as *mut u8,
-            None => huge::map(layout.size(), true),
+            None => mapping::map(layout.size(), true),
         }
     }
 
@@ -83,7 +83,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         // Not populated: a zeroed block is often a table written sparsely,
         // and a fresh anonymous mapping reads as zeros.
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        if mapped(layout) { huge::map(layout.size(), false) } else { unsafe { System.alloc_zeroed(layout) } }
+        if mapped(layout) { mapping::map(layout.size(), false) } else { unsafe { System.alloc_zeroed(layout) } }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -93,7 +93,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
         }
         if !KEPT.give(ptr as usize, pages(layout.size())) {
             // SAFETY: `ptr` is a mapped block of `layout.size()` bytes.
-            unsafe { huge::unmap(ptr, layout.size()) }
+            unsafe { mapping::unmap(ptr, layout.size()) }
         }
     }
 
@@ -108,7 +108,7 @@ unsafe impl GlobalAlloc for HugePageAlloc {
             // more at the peak of a large run, for no time saved).
             (true, true) => {
                 // SAFETY: `ptr` is a mapped block of `layout.size()` bytes.
-                let moved = unsafe { huge::remap(ptr, layout.size(), new_size) };
+                let moved = unsafe { mapping::remap(ptr, layout.size(), new_size) };
                 // A block cut across two kept ranges of separate mappings
                 // cannot be moved by the kernel; it is copied below.
                 if !moved.is_null() {
@@ -131,37 +131,14 @@ unsafe impl GlobalAlloc for HugePageAlloc {
 }
 
 #[cfg(target_os = "linux")]
-mod huge {
-    use super::{HUGE_PAGE, pages};
+mod mapping {
+    use super::pages;
 
-    /// A fresh block of `size` bytes, or null. From [`HUGE_PAGE`] up it
-    /// starts on a huge page boundary (only whole, aligned 2 MiB stretches
-    /// can be huge) and faults in a huge page at a time; below, its pages
-    /// are faulted in by the mapping call itself when `populate` is set.
+    /// A fresh block of `size` bytes, or null; its pages are faulted in by
+    /// the mapping call itself when `populate` is set.
     pub fn map(size: usize, populate: bool) -> *mut u8 {
-        let size = pages(size);
-        if size < HUGE_PAGE {
-            let populate = if populate { libc::MAP_POPULATE } else { 0 };
-            return fresh(size, populate).unwrap_or(std::ptr::null_mut());
-        }
-        let Some(reserve) = size.checked_add(HUGE_PAGE) else { return std::ptr::null_mut() };
-        let Some(base) = fresh(reserve, 0) else { return std::ptr::null_mut() };
-        let base = base as usize;
-        let start = base.next_multiple_of(HUGE_PAGE);
-        // SAFETY: both trimmed stretches lie inside the mapping just made
-        // and outside the block handed out.
-        unsafe {
-            if start > base {
-                libc::munmap(base as *mut libc::c_void, start - base);
-            }
-            let tail = base + reserve - (start + size);
-            if tail > 0 {
-                libc::munmap((start + size) as *mut libc::c_void, tail);
-            }
-            // Advice only: a kernel without huge pages keeps small ones.
-            libc::madvise(start as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
-        }
-        start as *mut u8
+        let populate = if populate { libc::MAP_POPULATE } else { 0 };
+        fresh(pages(size), populate).unwrap_or(std::ptr::null_mut())
     }
 
     /// A new private anonymous mapping of `len` bytes.
@@ -202,15 +179,13 @@ mod huge {
         if moved == libc::MAP_FAILED {
             return std::ptr::null_mut();
         }
-        // SAFETY: the block just returned.
-        unsafe { libc::madvise(moved, pages(new_size), libc::MADV_HUGEPAGE) };
         moved.cast()
     }
 }
 
 /// Elsewhere nothing is mapped: `mapped` is always false.
 #[cfg(not(target_os = "linux"))]
-mod huge {
+mod mapping {
     pub fn map(_: usize, _: bool) -> *mut u8 {
         unreachable!("only Linux maps blocks")
     }
@@ -229,6 +204,8 @@ mod tests {
     use std::sync::{Mutex, MutexGuard};
 
     const SMALL: usize = 64 << 10;
+    /// Megabytes, as a large reply's blocks are.
+    const BIG: usize = 2 << 20;
 
     /// The kept blocks are the process's: tests that allocate mapped blocks
     /// run one at a time, each from nothing kept.
@@ -242,7 +219,7 @@ mod tests {
     /// A block of `size` bytes from the allocator, filled with a pattern.
     fn filled(size: usize) -> (*mut u8, Layout) {
         let layout = Layout::from_size_align(size, 8).unwrap();
-        let ptr = unsafe { HugePageAlloc.alloc(layout) };
+        let ptr = unsafe { MappedAlloc.alloc(layout) };
         assert!(!ptr.is_null());
         fill(ptr, 0..size);
         (ptr, layout)
@@ -274,41 +251,31 @@ mod tests {
 
     #[test]
     #[cfg(target_os = "linux")]
-    fn a_mid_sized_block_is_resident_before_it_is_written() {
+    fn a_mapped_block_is_resident_before_it_is_written() {
         let _alone = alone();
-        let layout = Layout::from_size_align(512 << 10, 8).unwrap();
-        assert!(mapped(layout) && layout.size() < HUGE_PAGE);
-        let ptr = unsafe { HugePageAlloc.alloc(layout) };
-        assert!(!ptr.is_null());
-        let pages = layout.size() / PAGE;
-        let mut resident = vec![0u8; pages];
-        let status = unsafe { libc::mincore(ptr.cast(), pages * PAGE, resident.as_mut_ptr()) };
-        assert_eq!(status, 0);
-        assert!(resident.iter().all(|r| r & 1 == 1), "every page of the block is faulted in");
-        fill(ptr, 0..layout.size());
-        assert!(holds_pattern(ptr, layout.size()));
-        unsafe { HugePageAlloc.dealloc(ptr, layout) };
-    }
-
-    #[test]
-    fn a_big_block_is_its_own_mapping_on_a_huge_page_boundary() {
-        let _alone = alone();
-        let (ptr, layout) = filled(5 * HUGE_PAGE + 123);
-        assert!(mapped(layout) == cfg!(target_os = "linux"));
-        if mapped(layout) {
-            assert_eq!(ptr as usize % HUGE_PAGE, 0, "only aligned 2 MiB stretches can be huge pages");
+        for size in [512 << 10, 5 * BIG + 123] {
+            let layout = Layout::from_size_align(size, 8).unwrap();
+            assert!(mapped(layout));
+            let ptr = unsafe { MappedAlloc.alloc(layout) };
+            assert!(!ptr.is_null());
+            let pages = pages(layout.size()) / PAGE;
+            let mut resident = vec![0u8; pages];
+            let status = unsafe { libc::mincore(ptr.cast(), pages * PAGE, resident.as_mut_ptr()) };
+            assert_eq!(status, 0);
+            assert!(resident.iter().all(|r| r & 1 == 1), "every page of a {size}-byte block is faulted in");
+            fill(ptr, 0..layout.size());
+            assert!(holds_pattern(ptr, layout.size()));
+            unsafe { MappedAlloc.dealloc(ptr, layout) };
         }
-        assert!(holds_pattern(ptr, layout.size()));
-        unsafe { HugePageAlloc.dealloc(ptr, layout) };
     }
 
     #[test]
     fn small_blocks_and_strict_alignments_go_to_the_system_allocator() {
         assert!(!mapped(Layout::from_size_align(MAPPED_FROM - 1, 8).unwrap()));
-        assert!(!mapped(Layout::from_size_align(HUGE_PAGE, 2 * PAGE).unwrap()));
+        assert!(!mapped(Layout::from_size_align(BIG, 2 * PAGE).unwrap()));
         let (ptr, layout) = filled(SMALL);
         assert!(holds_pattern(ptr, SMALL));
-        unsafe { HugePageAlloc.dealloc(ptr, layout) };
+        unsafe { MappedAlloc.dealloc(ptr, layout) };
     }
 
     #[test]
@@ -316,31 +283,31 @@ mod tests {
     fn a_freed_block_holds_the_blocks_allocated_after_it() {
         let _alone = alone();
         let freed = filled(10 << 20);
-        unsafe { HugePageAlloc.dealloc(freed.0, freed.1) };
+        unsafe { MappedAlloc.dealloc(freed.0, freed.1) };
         let (file, file_layout) = filled(600 << 10);
         let (content, content_layout) = filled(3 << 20);
         assert!(within(file, file_layout.size(), freed), "cut from the freed block");
         assert!(within(content, content_layout.size(), freed), "cut from what is left of it");
         assert!(holds_pattern(file, file_layout.size()) && holds_pattern(content, content_layout.size()));
-        unsafe { HugePageAlloc.dealloc(file, file_layout) };
-        unsafe { HugePageAlloc.dealloc(content, content_layout) };
+        unsafe { MappedAlloc.dealloc(file, file_layout) };
+        unsafe { MappedAlloc.dealloc(content, content_layout) };
         release_kept();
         let (fresh, fresh_layout) = filled(600 << 10);
         assert!(!within(fresh, fresh_layout.size(), freed), "released, so mapped afresh");
-        unsafe { HugePageAlloc.dealloc(fresh, fresh_layout) };
+        unsafe { MappedAlloc.dealloc(fresh, fresh_layout) };
     }
 
     #[test]
     fn a_big_zeroed_block_reads_as_zeros_even_after_a_written_one_is_freed() {
         let _alone = alone();
-        let (dirty, dirty_layout) = filled(3 * HUGE_PAGE);
-        unsafe { HugePageAlloc.dealloc(dirty, dirty_layout) };
-        for size in [MAPPED_FROM, 3 * HUGE_PAGE] {
+        let (dirty, dirty_layout) = filled(3 * BIG);
+        unsafe { MappedAlloc.dealloc(dirty, dirty_layout) };
+        for size in [MAPPED_FROM, 3 * BIG] {
             let layout = Layout::from_size_align(size, 8).unwrap();
-            let ptr = unsafe { HugePageAlloc.alloc_zeroed(layout) };
+            let ptr = unsafe { MappedAlloc.alloc_zeroed(layout) };
             assert!(!ptr.is_null());
             assert!((0..layout.size()).step_by(4093).all(|i| unsafe { ptr.add(i).read() } == 0));
-            unsafe { HugePageAlloc.dealloc(ptr, layout) };
+            unsafe { MappedAlloc.dealloc(ptr, layout) };
         }
     }
 
@@ -354,7 +321,7 @@ mod tests {
     }
 
     fn sizes() -> impl Strategy<Value = usize> {
-        prop_oneof![1usize..SMALL, MAPPED_FROM - 8..MAPPED_FROM + 8, MAPPED_FROM..HUGE_PAGE, HUGE_PAGE..4 * HUGE_PAGE]
+        prop_oneof![1usize..SMALL, MAPPED_FROM - 8..MAPPED_FROM + 8, MAPPED_FROM..BIG, BIG..4 * BIG]
     }
 
     fn steps() -> impl Strategy<Value = Vec<Step>> {
@@ -387,14 +354,14 @@ mod tests {
             let (mut ptr, mut layout) = filled(sizes[0]);
             for &size in &sizes[1..] {
                 let kept = layout.size().min(size);
-                ptr = unsafe { HugePageAlloc.realloc(ptr, layout, size) };
+                ptr = unsafe { MappedAlloc.realloc(ptr, layout, size) };
                 prop_assert!(!ptr.is_null());
                 prop_assert!(holds_pattern(ptr, kept));
                 layout = Layout::from_size_align(size, 8).unwrap();
                 fill(ptr, kept..size);
             }
             prop_assert!(holds_pattern(ptr, layout.size()));
-            unsafe { HugePageAlloc.dealloc(ptr, layout) };
+            unsafe { MappedAlloc.dealloc(ptr, layout) };
         }
 
         /// Blocks cut from freed ones, freed again, joined and resized never
@@ -408,20 +375,20 @@ mod tests {
                 match step {
                     Step::Alloc(size) => {
                         let layout = Layout::from_size_align(size, 8).unwrap();
-                        let ptr = unsafe { HugePageAlloc.alloc(layout) };
+                        let ptr = unsafe { MappedAlloc.alloc(layout) };
                         prop_assert!(!ptr.is_null());
                         tag(ptr, 0..size, next);
                         blocks.push((ptr, layout, next));
                     }
                     Step::Free(i) if !blocks.is_empty() => {
                         let (ptr, layout, _) = blocks.swap_remove(i % blocks.len());
-                        unsafe { HugePageAlloc.dealloc(ptr, layout) };
+                        unsafe { MappedAlloc.dealloc(ptr, layout) };
                     }
                     Step::Resize(i, size) if !blocks.is_empty() => {
                         let at = i % blocks.len();
                         let (ptr, layout, old) = blocks[at];
                         let kept = layout.size().min(size);
-                        let ptr = unsafe { HugePageAlloc.realloc(ptr, layout, size) };
+                        let ptr = unsafe { MappedAlloc.realloc(ptr, layout, size) };
                         prop_assert!(!ptr.is_null());
                         prop_assert!(holds_tag(ptr, kept, old), "resizing kept the block's bytes");
                         tag(ptr, 0..size, next);
@@ -434,7 +401,7 @@ mod tests {
                 }
             }
             for (ptr, layout, _) in blocks {
-                unsafe { HugePageAlloc.dealloc(ptr, layout) };
+                unsafe { MappedAlloc.dealloc(ptr, layout) };
             }
         }
     }

@@ -1,5 +1,5 @@
 #[global_allocator]
-static ALLOCATOR: agent_apply::alloc::HugePageAlloc = agent_apply::alloc::HugePageAlloc;
+static ALLOCATOR: agent_apply::alloc::MappedAlloc = agent_apply::alloc::MappedAlloc;
 
 fn main() -> std::process::ExitCode {
     agent_apply::cli::run()

@@ -2,16 +2,16 @@
 //! 2 MiB stretches (#27).
 //!
 //! talc's own source grows the memory by just what the allocation needs,
-//! often one 64 KiB page. The host opens each growth as it comes (its pages
-//! past the memory's size must trap), so a growth that ends inside a 2 MiB
-//! stretch cannot be backed by a transparent huge page: it faults in page
-//! by page. `apply-patch`'s 10 MB reply grew 115 times by one page, and
-//! 4 KiB faults were 7% of its run. Ending every growth on a 2 MiB boundary
-//! of the memory (which the host maps on a huge page boundary) makes each a
-//! huge page or more, for a few growths instead of a hundred; at most one
-//! stretch is not yet used. A small run's memory (under 8 MiB) still grows
-//! by what it needs: zeroing a whole huge page for it cost the 20-hunk diff
-//! of `bench/run` row 3 a quarter of a millisecond.
+//! often one 64 KiB page, and each growth is a call into the host, which
+//! opens the new pages (those past the memory's size must trap) and faults
+//! them in: `apply-patch`'s 10 MB reply grew 115 times by one page. Ending
+//! every growth on a 2 MiB boundary of the memory makes a few growths of
+//! that size or more instead; at most one stretch is not yet used. (The
+//! stretches were first chosen so the host could back each with a
+//! transparent huge page; it no longer does, see the host's allocator.) A
+//! small run's memory (under 8 MiB) still grows by what it needs: faulting
+//! in a whole stretch for it cost the 20-hunk diff of `bench/run` row 3 a
+//! quarter of a millisecond.
 
 use core::alloc::Layout;
 use core::ptr::NonNull;

@@ -135,7 +135,7 @@ macro_rules! export_format {
 
         // talc, not the C library's dlmalloc: a large reply's parse and
         // apply make an allocation or two per line, and talc's are cheaper.
-        // Its heap grows by whole huge pages ([`growth`](crate::growth)), and
+        // Its heap grows by whole 2 MiB stretches ([`growth`](crate::growth)), and
         // small blocks are kept for reuse in front of it
         // ([`small_blocks`](crate::small_blocks)).
         #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]

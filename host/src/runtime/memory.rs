@@ -6,13 +6,12 @@
 //! of a growth is touched at once, one fault each: on the 20-hunk diff of
 //! `bench/run` row 3, 354 of the run's 750 faults. Here a growth is faulted
 //! in by one `madvise(MADV_POPULATE_WRITE)`, about 1 µs a page instead of
-//! 1.7, and the whole huge pages a growth covers are advised for
-//! transparent huge pages first, so a big reply's memory takes a fault per
-//! 2 MiB rather than per 4 KiB.
+//! 1.7.
 //!
-//! Only those: advice on the whole reservation hands the process to the
-//! kernel's `khugepaged`, which woke and preempted 16 of 20 runs of the
-//! 20-hunk diff, whose memory never holds a whole huge page.
+//! In small pages: a growth advised for transparent huge pages takes whole
+//! 2 MiB stretches of free memory, which a virtual machine reporting its
+//! free memory to the host has given back, and each is faulted in again by
+//! the host before the kernel can zero it (see the allocator, `alloc.rs`).
 //!
 //! The sandbox is the same as wasmtime's own mapping: the whole reservation
 //! is mapped inaccessible, with a guard region before and after it; only
@@ -24,13 +23,9 @@ use std::sync::Arc;
 use wasmtime::{LinearMemory, MemoryCreator, MemoryType};
 
 /// Growths up to this size are faulted in at once. A bigger one is left to
-/// fault page by page (or huge page by huge page): a plugin that reserves
-/// far more than it writes should not be charged the difference.
+/// fault page by page: a plugin that reserves far more than it writes
+/// should not be charged the difference.
 const POPULATE_AT_MOST: usize = 64 << 20;
-
-/// A transparent huge page on x86-64 and most arm64 kernels; the memory
-/// starts on one, since only whole aligned 2 MiB stretches can be huge.
-const HUGE_PAGE: usize = 2 << 20;
 
 /// The creator an engine's config is given (`Config::with_host_memory`).
 pub fn creator() -> Arc<dyn MemoryCreator> {
@@ -69,14 +64,13 @@ struct EagerMemory {
 impl EagerMemory {
     fn new(minimum: usize, reserved: usize, guard: usize) -> std::io::Result<Self> {
         let capacity = pages(reserved.max(minimum));
-        // Guard before as after, as wasmtime's own mapping has; the extra
-        // huge page lets the memory start on a huge page boundary.
-        let total = [guard, HUGE_PAGE, capacity, guard]
+        // Guard before as after, as wasmtime's own mapping has.
+        let total = [guard, capacity, guard]
             .into_iter()
             .try_fold(0usize, usize::checked_add)
             .ok_or_else(|| std::io::Error::other("the reservation does not fit the address space"))?;
         let mapping = Mapping::reserve(total)?;
-        let base = (mapping.start + guard).next_multiple_of(HUGE_PAGE);
+        let base = mapping.start + guard;
         mapping.open(base, pages(minimum))?;
         Ok(EagerMemory { mapping, base, size: minimum, capacity })
     }
@@ -149,15 +143,12 @@ impl Mapping {
         Ok(Mapping { start: start as usize, len })
     }
 
-    /// Make `at..at + len`, inside the mapping, readable and writable, the
-    /// whole huge pages in it advised for huge pages first (before anything
-    /// touches them).
+    /// Make `at..at + len`, inside the mapping, readable and writable.
     fn open(&self, at: usize, len: usize) -> std::io::Result<()> {
         debug_assert!(at >= self.start && at + len <= self.start + self.len);
         if len == 0 {
             return Ok(());
         }
-        self.advise_huge_pages(at, len);
         // SAFETY: the range lies inside this mapping, which nothing else uses.
         match unsafe { libc::mprotect(at as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) } {
             0 => Ok(()),
@@ -165,20 +156,11 @@ impl Mapping {
         }
     }
 
-    /// Advise the whole huge pages inside `at..at + len` for transparent
-    /// huge pages. Advice only: a kernel with huge pages off keeps small ones.
-    fn advise_huge_pages(&self, at: usize, len: usize) {
-        let (first, end) = (at.next_multiple_of(HUGE_PAGE), (at + len) / HUGE_PAGE * HUGE_PAGE);
-        if end > first {
-            self.advise(first, end - first, libc::MADV_HUGEPAGE);
-        }
-    }
-
     /// Advice on `at..at + len`, inside the mapping; a refusal changes nothing.
     fn advise(&self, at: usize, len: usize, advice: libc::c_int) {
         debug_assert!(at >= self.start && at + len <= self.start + self.len);
-        // SAFETY: the range lies inside this mapping; neither advice given
-        // here changes its contents.
+        // SAFETY: the range lies inside this mapping; the advice given here
+        // does not change its contents.
         unsafe { libc::madvise(at as *mut libc::c_void, len, advice) };
     }
 }
@@ -238,7 +220,6 @@ mod tests {
             let trap = peek.call(&mut store, past).unwrap_err();
             assert_eq!(trap.downcast_ref::<wasmtime::Trap>(), Some(&wasmtime::Trap::MemoryOutOfBounds), "{past}");
         }
-        assert_eq!(memory.data_ptr(&store) as usize % HUGE_PAGE, 0, "starts on a huge page");
 
         assert_eq!(grow.call(&mut store, 3).unwrap(), 1);
         let grown = memory.data_ptr(&store).wrapping_add(PAGE as usize);
@@ -248,41 +229,5 @@ mod tests {
         }
         assert_eq!(peek.call(&mut store, 4 * PAGE - 4).unwrap(), 0, "grown memory reads as zeros");
         assert!(peek.call(&mut store, 4 * PAGE).is_err());
-    }
-
-    /// The `VmFlags` of the mapping holding `at`, from `/proc/self/smaps`.
-    fn vm_flags(at: usize) -> Vec<String> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((range, _)) = line.split_once(' ')
-                && let Some((start, end)) = range.split_once('-')
-                && let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
-            {
-                inside = (start..end).contains(&at);
-            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.split_whitespace().map(str::to_string).collect();
-            }
-        }
-        panic!("no mapping holds {at:#x}")
-    }
-
-    #[test]
-    fn only_whole_huge_pages_a_growth_covers_are_advised_for_huge_pages() {
-        // A kernel built with transparent huge pages takes the advice (and
-        // keeps it, whatever their mode).
-        if !advice_taken(libc::MADV_HUGEPAGE) {
-            return;
-        }
-        let mut memory = EagerMemory::new(64 << 10, 64 << 20, 0).unwrap();
-        let base = memory.base;
-        let huge = |at: usize| vm_flags(base + at).iter().any(|f| f == "hg");
-        assert!(!huge(0), "a memory smaller than a huge page is not advised");
-        memory.grow_to(HUGE_PAGE - (64 << 10)).unwrap();
-        assert!(!huge(0) && !huge(HUGE_PAGE / 2), "a growth within the first huge page is not advised");
-        memory.grow_to(3 * HUGE_PAGE + 4096).unwrap();
-        assert!(!huge(HUGE_PAGE / 2), "the first huge page was partly in use before: not advised");
-        assert!(huge(HUGE_PAGE) && huge(3 * HUGE_PAGE - 1), "the whole huge pages the growth covers are advised");
-        assert!(!huge(3 * HUGE_PAGE), "the part of a huge page at the end is not");
     }
 }
