@@ -17,7 +17,10 @@
 //! alternating runs of each of the bench's 10 MB replies (#27, eighteenth
 //! session): medians 122-148 ms with small pages against 146-221 ms with
 //! huge ones (`editblock` 146 against 147, the others 16-35% less), the
-//! slowest of twenty 169-183 ms against 299-422 ms.
+//! slowest of twenty 169-183 ms against 299-422 ms. Only runs back to back,
+//! while the previous run's huge pages are still warm, favour huge pages
+//! (medians 4-12% lower, slowest runs 1.3-2.6 times as slow): not how
+//! replies come.
 //!
 //! A freed block is kept ([`kept`]) and later blocks are cut from it: a
 //! page faulted in once is free to use again, a fresh one is zeroed by the
