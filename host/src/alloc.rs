@@ -56,6 +56,18 @@ fn pages(size: usize) -> usize {
     size.next_multiple_of(PAGE)
 }
 
+/// Keep `len` bytes of readable, writable private anonymous memory at
+/// `start` (page aligned, a whole number of pages) for later blocks, as a
+/// freed block is kept: a plugin's memory once its instance is done, whose
+/// pages are faulted in. False when not kept: the caller unmaps them.
+///
+/// # Safety
+/// The range is a mapping (or part of one) the caller owns and nothing
+/// uses any more; from now on the allocator owns it.
+pub unsafe fn keep_pages(start: usize, len: usize) -> bool {
+    cfg!(target_os = "linux") && len >= MAPPED_FROM && start % PAGE == 0 && len % PAGE == 0 && KEPT.give(start, len)
+}
+
 /// Give the freed blocks kept for later ones back to the kernel: for a
 /// process that goes on idle after a large run (the MCP server).
 pub fn release_kept() {

@@ -59,6 +59,9 @@ struct EagerMemory {
     base: usize,
     size: usize,
     capacity: usize,
+    /// Where the growths start (the minimum, in pages), while each growth
+    /// has been faulted in; `None` once one was left to fault page by page.
+    grown_from: Option<usize>,
 }
 
 impl EagerMemory {
@@ -72,7 +75,7 @@ impl EagerMemory {
         let mapping = Mapping::reserve(total)?;
         let base = mapping.start + guard;
         mapping.open(base, pages(minimum))?;
-        Ok(EagerMemory { mapping, base, size: minimum, capacity })
+        Ok(EagerMemory { mapping, base, size: minimum, capacity, grown_from: Some(pages(minimum)) })
     }
 }
 
@@ -94,10 +97,12 @@ unsafe impl LinearMemory for EagerMemory {
         }
         if to > from {
             self.mapping.open(self.base + from, to - from)?;
-            if to - from <= POPULATE_AT_MOST {
-                // Advice only: a kernel before 5.14 refuses it, and the
-                // pages then fault in as they are touched.
-                self.mapping.advise(self.base + from, to - from, libc::MADV_POPULATE_WRITE);
+            // Advice only: a kernel before 5.14 refuses it, and the pages
+            // then fault in as they are touched.
+            let faulted_in = to - from <= POPULATE_AT_MOST
+                && self.mapping.advise(self.base + from, to - from, libc::MADV_POPULATE_WRITE);
+            if !faulted_in {
+                self.grown_from = None;
             }
         }
         self.size = new_size;
@@ -118,10 +123,12 @@ fn page_size() -> usize {
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
-/// An inaccessible anonymous mapping, unmapped on drop.
+/// An inaccessible anonymous mapping, unmapped on drop but for the part
+/// `kept` by the allocator.
 struct Mapping {
     start: usize,
     len: usize,
+    kept: Option<(usize, usize)>,
 }
 
 impl Mapping {
@@ -140,7 +147,7 @@ impl Mapping {
         if start == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(Mapping { start: start as usize, len })
+        Ok(Mapping { start: start as usize, len, kept: None })
     }
 
     /// Make `at..at + len`, inside the mapping, readable and writable.
@@ -156,19 +163,52 @@ impl Mapping {
         }
     }
 
-    /// Advice on `at..at + len`, inside the mapping; a refusal changes nothing.
-    fn advise(&self, at: usize, len: usize, advice: libc::c_int) {
+    /// Advice on `at..at + len`, inside the mapping, and whether it was
+    /// taken; a refusal changes nothing.
+    fn advise(&self, at: usize, len: usize, advice: libc::c_int) -> bool {
         debug_assert!(at >= self.start && at + len <= self.start + self.len);
         // SAFETY: the range lies inside this mapping; the advice given here
         // does not change its contents.
-        unsafe { libc::madvise(at as *mut libc::c_void, len, advice) };
+        unsafe { libc::madvise(at as *mut libc::c_void, len, advice) == 0 }
+    }
+}
+
+impl Drop for EagerMemory {
+    fn drop(&mut self) {
+        // The accessible pages are faulted in: the host's later blocks (a
+        // large run's report) are cut from them rather than from fresh
+        // pages, which the kernel must zero. The rest is unmapped with the
+        // reservation.
+        // Only the growths, each faulted in whole: the minimum the memory
+        // was made with holds pages the plugin never touched.
+        let Some(grown) = self.grown_from else { return };
+        let (start, len) = (self.base + grown, pages(self.size) - grown);
+        // SAFETY: a part of this memory's mapping, readable and writable;
+        // nothing uses it once the memory is dropped, and the mapping's own
+        // drop leaves it to the allocator.
+        if len > 0 && unsafe { crate::alloc::keep_pages(start, len) } {
+            self.mapping.kept = Some((start, len));
+        }
     }
 }
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `reserve`, used by nothing after this.
-        unsafe { libc::munmap(self.start as *mut libc::c_void, self.len) };
+        let unmap = |start: usize, end: usize| {
+            // SAFETY: a part of the mapping made in `reserve`, used by
+            // nothing after this.
+            if end > start {
+                unsafe { libc::munmap(start as *mut libc::c_void, end - start) };
+            }
+        };
+        let end = self.start + self.len;
+        match self.kept {
+            Some((kept, len)) => {
+                unmap(self.start, kept);
+                unmap(kept + len, end);
+            }
+            None => unmap(self.start, end),
+        }
     }
 }
 
