@@ -27,12 +27,15 @@
 //! kernel first. A large reply's memory, freed once its format has read it,
 //! then holds the files' snapshots and new contents. Nine alternating runs
 //! on each of the bench's 10 MB replies: 1-12% less time (`editblock` and
-//! `hashline` least, `whole` most), peaks no higher. [`release_kept`] gives
-//! what is kept back to the kernel.
+//! `hashline` least, `whole` most), peaks no higher. A plugin's memory,
+//! once its instance is done, is kept so too ([`keep_pages`], in the binary,
+//! whose allocator this is). [`release_kept`] gives what is kept back to the
+//! kernel.
 
 mod kept;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// [`System`], with blocks of [`MAPPED_FROM`] bytes or more mapped (on Linux),
 /// kept when freed and cut up for later blocks.
@@ -56,6 +59,17 @@ fn pages(size: usize) -> usize {
     size.next_multiple_of(PAGE)
 }
 
+/// Whether [`keep_pages`] keeps anything: only in a process whose global
+/// allocator is [`MappedAlloc`], which alone cuts blocks from what is kept
+/// (elsewhere the pages would only sit there).
+static KEEPS_PAGES: AtomicBool = AtomicBool::new(false);
+
+/// Say that [`MappedAlloc`] is the process's global allocator, so that
+/// [`keep_pages`] keeps what it is given: the binary's `main` does.
+pub fn serve_kept_pages(on: bool) {
+    KEEPS_PAGES.store(on, Ordering::Relaxed);
+}
+
 /// Keep `len` bytes of readable, writable private anonymous memory at
 /// `start` (page aligned, a whole number of pages) for later blocks, as a
 /// freed block is kept: a plugin's memory once its instance is done, whose
@@ -65,7 +79,12 @@ fn pages(size: usize) -> usize {
 /// The range is a mapping (or part of one) the caller owns and nothing
 /// uses any more; from now on the allocator owns it.
 pub unsafe fn keep_pages(start: usize, len: usize) -> bool {
-    cfg!(target_os = "linux") && len >= MAPPED_FROM && start % PAGE == 0 && len % PAGE == 0 && KEPT.give(start, len)
+    cfg!(target_os = "linux")
+        && KEEPS_PAGES.load(Ordering::Relaxed)
+        && len >= MAPPED_FROM
+        && start % PAGE == 0
+        && len % PAGE == 0
+        && KEPT.give(start, len)
 }
 
 /// Give the freed blocks kept for later ones back to the kernel: for a
@@ -213,7 +232,7 @@ mod mapping {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::sync::{Mutex, MutexGuard};
@@ -223,8 +242,8 @@ mod tests {
     const BIG: usize = 2 << 20;
 
     /// The kept blocks are the process's: tests that allocate mapped blocks
-    /// run one at a time, each from nothing kept.
-    fn alone() -> MutexGuard<'static, ()> {
+    /// (or keep a plugin's pages) run one at a time, each from nothing kept.
+    pub(crate) fn alone() -> MutexGuard<'static, ()> {
         static SERIAL: Mutex<()> = Mutex::new(());
         let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         release_kept();
@@ -310,6 +329,24 @@ mod tests {
         let (fresh, fresh_layout) = filled(600 << 10);
         assert!(!within(fresh, fresh_layout.size(), freed), "released, so mapped afresh");
         unsafe { MappedAlloc.dealloc(fresh, fresh_layout) };
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn pages_are_kept_only_where_this_allocator_serves_them() {
+        let _alone = alone();
+        let len = 2 * MAPPED_FROM;
+        let pages = mapping::map(len, true) as usize;
+        serve_kept_pages(false);
+        assert!(!unsafe { keep_pages(pages, len) }, "not kept: nothing would cut blocks from them");
+        serve_kept_pages(true);
+        assert!(!unsafe { keep_pages(pages + 1, len - PAGE) }, "not page aligned");
+        assert!(unsafe { keep_pages(pages, len) });
+        serve_kept_pages(false);
+        let (block, layout) = filled(len);
+        assert_eq!(block as usize, pages, "cut from the kept pages");
+        unsafe { MappedAlloc.dealloc(block, layout) };
+        release_kept();
     }
 
     #[test]

@@ -78,14 +78,14 @@ impl LimitError {
 impl InputLimits {
     /// Read a reply from `source`, never more than the limit plus one byte,
     /// and check it is text with no overlong line.
-    pub fn read_reply(&self, source: impl Read) -> std::io::Result<Result<String, LimitError>> {
+    pub fn read_reply(&self, source: impl Read) -> std::io::Result<Result<CheckedReply, LimitError>> {
         self.read_reply_sized(source, 0)
     }
 
     /// [`read_reply`](Self::read_reply) of a source expected to hold `len`
     /// bytes (a file's size): read into memory sized once, not doubled as it
     /// fills (a big reply would be copied several times, into fresh pages).
-    pub fn read_reply_sized(&self, source: impl Read, len: u64) -> std::io::Result<Result<String, LimitError>> {
+    pub fn read_reply_sized(&self, source: impl Read, len: u64) -> std::io::Result<Result<CheckedReply, LimitError>> {
         let expected = len.min(self.reply_bytes).saturating_add(1);
         let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         source.take(self.reply_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
@@ -97,14 +97,29 @@ impl InputLimits {
 
     /// A reply's bytes as text, if they are UTF-8 without NUL and every line
     /// fits.
-    pub fn check_reply(&self, bytes: Vec<u8>) -> Result<String, LimitError> {
+    pub fn check_reply(&self, bytes: Vec<u8>) -> Result<CheckedReply, LimitError> {
         if let Some(offset) = nul_offset(&bytes) {
             return Err(LimitError::ReplyBinary { offset });
         }
         if let Some((line, length)) = long_line(&bytes, self.line_bytes) {
             return Err(LimitError::ReplyLineTooLong { line, length, limit: self.line_bytes });
         }
-        String::from_utf8(bytes).map_err(|e| LimitError::ReplyNotUtf8 { offset: e.utf8_error().valid_up_to() })
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(CheckedReply { text, limits: *self }),
+            Err(e) => Err(LimitError::ReplyNotUtf8 { offset: e.utf8_error().valid_up_to() }),
+        }
+    }
+
+    /// The text of `reply`, checked as [`check_reply_text`](Self::check_reply_text)
+    /// checks it unless it was read and checked against these same limits.
+    pub fn checked(&self, reply: Reply) -> Result<String, LimitError> {
+        match reply {
+            Reply::Checked(checked) if checked.limits == *self => Ok(checked.text),
+            Reply::Checked(CheckedReply { text, .. }) | Reply::Text(text) => {
+                self.check_reply_text(&text)?;
+                Ok(text)
+            }
+        }
     }
 
     /// Check a reply given as text (by a library caller or the MCP server)
@@ -125,6 +140,51 @@ impl InputLimits {
     /// Refuse a parse that found more edits than the limit.
     pub fn check_edit_count(&self, count: usize) -> Result<(), LimitError> {
         if count > self.edits { Err(LimitError::TooManyEdits { count, limit: self.edits }) } else { Ok(()) }
+    }
+}
+
+/// A reply as [`InputLimits::read_reply`] read it: checked to be text with
+/// no line over the limits it was read with. Given to the pipeline with the
+/// same limits, it is not read again (a 10 MB reply's NUL and line checks
+/// are a millisecond, #27).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedReply {
+    text: String,
+    limits: InputLimits,
+}
+
+impl CheckedReply {
+    /// The reply's text.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+}
+
+impl std::ops::Deref for CheckedReply {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+/// A reply for the pipeline: text from a library caller or the MCP server,
+/// which the pipeline checks, or one read and checked already.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    Text(String),
+    Checked(CheckedReply),
+}
+
+impl From<String> for Reply {
+    fn from(text: String) -> Self {
+        Reply::Text(text)
+    }
+}
+
+impl From<CheckedReply> for Reply {
+    fn from(checked: CheckedReply) -> Self {
+        Reply::Checked(checked)
     }
 }
 
@@ -177,10 +237,12 @@ mod tests {
     fn a_reply_is_read_up_to_its_limit_and_no_further() {
         let long = std::io::Cursor::new(vec![b'a'; 1 << 20]);
         assert_eq!(small().read_reply(long).unwrap(), Err(LimitError::ReplyTooLarge { limit: 16 }));
-        assert_eq!(small().read_reply(&b"ab\ncd\n"[..]).unwrap(), Ok("ab\ncd\n".to_string()));
+        let read = small().read_reply(&b"ab\ncd\n"[..]).unwrap();
+        assert_eq!(read.map(CheckedReply::into_text), Ok("ab\ncd\n".to_string()));
         // A size that is wrong either way (a file that grew or shrank) only sizes the buffer.
         for len in [0, 3, 6, 1 << 40] {
-            assert_eq!(small().read_reply_sized(&b"ab\ncd\n"[..], len).unwrap(), Ok("ab\ncd\n".to_string()));
+            let read = small().read_reply_sized(&b"ab\ncd\n"[..], len).unwrap();
+            assert_eq!(read.map(CheckedReply::into_text), Ok("ab\ncd\n".to_string()));
             let long = std::io::Cursor::new(vec![b'a'; 1 << 20]);
             assert_eq!(small().read_reply_sized(long, len).unwrap(), Err(LimitError::ReplyTooLarge { limit: 16 }));
         }
@@ -194,6 +256,21 @@ mod tests {
             small().check_reply(b"abcd\r\nabcde\n".to_vec()),
             Err(LimitError::ReplyLineTooLong { line: 2, length: 5, limit: 4 })
         );
+    }
+
+    #[test]
+    fn a_reply_read_under_the_same_limits_is_not_checked_again_and_any_other_is() {
+        let wide = InputLimits { line_bytes: 8, ..small() };
+        let read = |limits: InputLimits| limits.check_reply(b"abcdef\n".to_vec());
+        // Read under wider limits, it is checked under the narrower ones.
+        let checked = read(wide).unwrap();
+        assert_eq!(wide.checked(checked.clone().into()), Ok("abcdef\n".to_string()));
+        let refused = small().checked(checked.into());
+        assert_eq!(refused, Err(LimitError::ReplyLineTooLong { line: 1, length: 6, limit: 4 }));
+        // Text from a caller is always checked.
+        let binary = wide.checked("ab\0".to_string().into());
+        assert_eq!(binary, Err(LimitError::ReplyBinary { offset: 2 }));
+        assert_eq!(small().checked("ab\n".to_string().into()), Ok("ab\n".to_string()));
     }
 
     proptest::proptest! {

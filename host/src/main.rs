@@ -2,5 +2,6 @@
 static ALLOCATOR: agent_apply::alloc::MappedAlloc = agent_apply::alloc::MappedAlloc;
 
 fn main() -> std::process::ExitCode {
+    agent_apply::alloc::serve_kept_pages(true);
     agent_apply::cli::run()
 }

@@ -127,7 +127,7 @@ fn a_built_in_format_leaves_out_the_summaries_a_run_does_not_show() {
     let reply = "a.txt\n```\n<<<<<<< SEARCH\none\n=======\n1\n>>>>>>> REPLACE\n```\n";
     let summaries = |options: &ApplyOptions| {
         let mut workspace = Workspace::open(repo.path()).unwrap();
-        let prepared = pipeline::prepare(&mut workspace, reply.into(), options).unwrap();
+        let prepared = pipeline::prepare(&mut workspace, reply.to_string(), options).unwrap();
         prepared.edits().iter().map(|e| e.summary.clone()).collect::<Vec<_>>()
     };
     assert_eq!(summaries(&ApplyOptions::default()), [""]);

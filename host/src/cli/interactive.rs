@@ -11,6 +11,7 @@ use agent_apply_sdk::types::EditStatus;
 use anstream::AutoStream;
 
 use super::CommandError;
+use crate::limits::CheckedReply;
 use crate::pipeline::{self, Applied, ApplyOptions, Prepared};
 use crate::report::colorize_diff;
 use crate::style::{self, paint};
@@ -120,7 +121,7 @@ impl Decisions {
 pub fn review(
     terminal: &mut Terminal,
     workspace: &mut Workspace,
-    reply: String,
+    reply: CheckedReply,
     options: &ApplyOptions,
 ) -> Result<Applied, CommandError> {
     let mut prepared = pipeline::prepare(workspace, reply, options)?;

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
 
-use crate::limits::InputLimits;
+use crate::limits::{CheckedReply, InputLimits};
 use crate::runtime::PluginError;
 use crate::workspace::Workspace;
 pub use error::{CommandError, Exit};
@@ -301,7 +301,7 @@ fn start_dir(global: &GlobalArgs) -> &Path {
 
 /// The reply text, from a file or stdin for `-` or no argument, read no
 /// further than the reply limit and checked to be text with lines in limits.
-pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
+pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<CheckedReply, CommandError> {
     reply_input::read_reply(source, limits)
 }
 

@@ -6,11 +6,11 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use super::CommandError;
-use crate::limits::InputLimits;
+use crate::limits::{CheckedReply, InputLimits};
 
 /// The reply text, from a file or stdin for `-` or no argument, read no
 /// further than the reply limit and checked to be text with lines in limits.
-pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<String, CommandError> {
+pub fn read_reply(source: Option<&Path>, limits: &InputLimits) -> Result<CheckedReply, CommandError> {
     let (read, from) = match source {
         Some(path) if path != Path::new("-") => {
             let file = std::fs::File::open(path).map_err(|e| {

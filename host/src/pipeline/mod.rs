@@ -21,6 +21,7 @@ use std::time::Instant;
 use agent_apply_sdk::types::{Change, Diagnostic, Edit, EditStatus, FailureKind, File, Outcome, ParseOutput, Severity};
 
 use crate::Error;
+use crate::limits::Reply;
 use crate::parts::{self, Part};
 use crate::rebase;
 use crate::registry::ChosenBy;
@@ -139,10 +140,11 @@ struct Tried {
     notes: Vec<Diagnostic>,
 }
 
-/// Apply `reply` in `workspace` as `options` say. Edit failures are in the
+/// Apply `reply` (text, checked against the input limits here, or a reply
+/// read and checked already) in `workspace` as `options` say. Edit failures are in the
 /// report (status `failed`), not errors; an `Err` means the reply or the
 /// repository could not be worked on at all, and nothing was changed.
-pub fn apply(workspace: &mut Workspace, reply: String, options: &ApplyOptions) -> Result<Applied, Error> {
+pub fn apply(workspace: &mut Workspace, reply: impl Into<Reply>, options: &ApplyOptions) -> Result<Applied, Error> {
     prepare(workspace, reply, options)?.apply(&[])
 }
 
@@ -178,10 +180,14 @@ pub struct Prepared<'w> {
 
 /// Read `reply`, snapshot the files it names and try every edit in memory;
 /// write nothing. Errors are [`apply`]'s.
-pub fn prepare<'w>(workspace: &'w mut Workspace, reply: String, options: &ApplyOptions) -> Result<Prepared<'w>, Error> {
+pub fn prepare<'w>(
+    workspace: &'w mut Workspace,
+    reply: impl Into<Reply>,
+    options: &ApplyOptions,
+) -> Result<Prepared<'w>, Error> {
     let started = Instant::now();
     let limits = workspace.config.input_limits();
-    limits.check_reply_text(&reply)?;
+    let reply = limits.checked(reply.into())?;
     // The vocabulary loads on another core while the edits are applied.
     let tokens = options.tokens.then(|| crate::tokens::count_in_background(&reply)).transpose()?;
     let repo = if options.dry_run { workspace.git_repo().ok() } else { Some(workspace.git_repo()?) };

@@ -13,6 +13,14 @@
 //! free memory to the host has given back, and each is faulted in again by
 //! the host before the kernel can zero it (see the allocator, `alloc.rs`).
 //!
+//! When the instance is done, the pages its growths faulted in go to the
+//! allocator's kept blocks (`alloc::keep_pages`) rather than back to the
+//! kernel: the host's next blocks (a large run's report, what it writes)
+//! are cut from them instead of from fresh pages, which the kernel zeroes
+//! first. Ten alternating runs on each of `bench/run`'s 10 MB replies
+//! (#27): CPU time 1-8% lower (`tool-calls` 101.3 -> 93.3 ms, `compact`
+//! 106.9 -> 98.9), `whole` even.
+//!
 //! The sandbox is the same as wasmtime's own mapping: the whole reservation
 //! is mapped inaccessible, with a guard region before and after it; only
 //! the memory's current size is readable and writable, so the compiled
@@ -269,5 +277,45 @@ mod tests {
         }
         assert_eq!(peek.call(&mut store, 4 * PAGE - 4).unwrap(), 0, "grown memory reads as zeros");
         assert!(peek.call(&mut store, 4 * PAGE).is_err());
+    }
+
+    /// A memory grown by `pages` 64 KiB pages, dropped: where its growth was.
+    fn grown_and_dropped(pages: u32) -> usize {
+        let mut config = super::super::engine::config(super::super::Stop::Trap);
+        config.with_host_memory(creator());
+        let engine = Engine::new(&config).unwrap();
+        let module = Module::new(&engine, peek_and_grow()).unwrap();
+        let mut store = Store::new(&engine, ());
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        let grow = instance.get_typed_func::<u32, i32>(&mut store, "grow").unwrap();
+        assert_eq!(grow.call(&mut store, pages).unwrap(), 1);
+        let memory = instance.get_memory(&mut store, "memory").unwrap();
+        let grown = memory.data_ptr(&store) as usize + (64 << 10);
+        drop(store);
+        grown
+    }
+
+    #[test]
+    fn a_dropped_memory_leaves_its_grown_pages_to_the_allocator_that_serves_them() {
+        use crate::alloc::{MappedAlloc, release_kept, serve_kept_pages};
+        use std::alloc::{GlobalAlloc, Layout};
+        let _alone = crate::alloc::tests::alone();
+        let block = Layout::from_size_align(4 << 16, 8).unwrap();
+        let allocated_after = |grown: usize| {
+            // SAFETY: a block of a valid layout, freed at once.
+            let ptr = unsafe { MappedAlloc.alloc(block) };
+            assert!(!ptr.is_null());
+            let at = (ptr as usize == grown, resident(ptr, block.size()));
+            // SAFETY: the block just allocated.
+            unsafe { MappedAlloc.dealloc(ptr, block) };
+            release_kept();
+            at
+        };
+        serve_kept_pages(true);
+        let grown = grown_and_dropped(4);
+        let kept = allocated_after(grown);
+        serve_kept_pages(false);
+        assert_eq!(kept, (true, true), "the next block of that size is the memory's growth, faulted in");
     }
 }
