@@ -82,8 +82,8 @@ pub unsafe fn keep_pages(start: usize, len: usize) -> bool {
     cfg!(target_os = "linux")
         && KEEPS_PAGES.load(Ordering::Relaxed)
         && len >= MAPPED_FROM
-        && start % PAGE == 0
-        && len % PAGE == 0
+        && start.is_multiple_of(PAGE)
+        && len.is_multiple_of(PAGE)
         && KEPT.give(start, len)
 }
 
