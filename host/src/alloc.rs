@@ -325,10 +325,11 @@ pub(crate) mod tests {
         assert!(holds_pattern(file, file_layout.size()) && holds_pattern(content, content_layout.size()));
         unsafe { MappedAlloc.dealloc(file, file_layout) };
         unsafe { MappedAlloc.dealloc(content, content_layout) };
+        assert!(!KEPT.ranges().is_empty());
         release_kept();
-        let (fresh, fresh_layout) = filled(600 << 10);
-        assert!(!within(fresh, fresh_layout.size(), freed), "released, so mapped afresh");
-        unsafe { MappedAlloc.dealloc(fresh, fresh_layout) };
+        // Unmapped: the kernel may map the next block at the same address,
+        // so what is kept is asked, not where the next block lands.
+        assert_eq!(KEPT.ranges(), [], "released");
     }
 
     #[test]

@@ -100,7 +100,7 @@ impl Kept {
     }
 
     #[cfg(test)]
-    fn ranges(&self) -> Vec<(usize, usize)> {
+    pub(crate) fn ranges(&self) -> Vec<(usize, usize)> {
         let mut kept: Vec<_> =
             self.with(|ranges| ranges.iter().filter(|r| r.len > 0).map(|r| (r.start, r.len)).collect());
         kept.sort();
