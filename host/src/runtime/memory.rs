@@ -183,12 +183,11 @@ impl Mapping {
 
 impl Drop for EagerMemory {
     fn drop(&mut self) {
-        // The accessible pages are faulted in: the host's later blocks (a
-        // large run's report) are cut from them rather than from fresh
-        // pages, which the kernel must zero. The rest is unmapped with the
-        // reservation.
-        // Only the growths, each faulted in whole: the minimum the memory
-        // was made with holds pages the plugin never touched.
+        // The growths, each faulted in whole, are kept: the host's later
+        // blocks (a large run's report) are cut from them rather than from
+        // fresh pages, which the kernel must zero. The minimum the memory
+        // was made with may hold pages the plugin never touched; it is
+        // unmapped with the rest of the reservation.
         let Some(grown) = self.grown_from else { return };
         let (start, len) = (self.base + grown, pages(self.size) - grown);
         // SAFETY: a part of this memory's mapping, readable and writable;
@@ -245,12 +244,11 @@ mod tests {
     fn advice_taken(advice: libc::c_int) -> bool {
         let mapping = Mapping::reserve(page_size()).unwrap();
         mapping.open(mapping.start, page_size()).unwrap();
-        // SAFETY: the page just mapped.
-        unsafe { libc::madvise(mapping.start as *mut libc::c_void, page_size(), advice) == 0 }
+        mapping.advise(mapping.start, page_size(), advice)
     }
 
-    #[test]
-    fn memory_traps_past_its_size_and_its_growth_is_faulted_in() {
+    /// [`peek_and_grow`] instantiated with its memory made by [`creator`].
+    fn eager_instance() -> (Store<()>, Instance) {
         let mut config = super::super::engine::config(super::super::Stop::Trap);
         config.with_host_memory(creator());
         let engine = Engine::new(&config).unwrap();
@@ -258,6 +256,12 @@ mod tests {
         let mut store = Store::new(&engine, ());
         store.set_epoch_deadline(u64::MAX / 2);
         let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        (store, instance)
+    }
+
+    #[test]
+    fn memory_traps_past_its_size_and_its_growth_is_faulted_in() {
+        let (mut store, instance) = eager_instance();
         let peek = instance.get_typed_func::<u32, u32>(&mut store, "peek").unwrap();
         let grow = instance.get_typed_func::<u32, i32>(&mut store, "grow").unwrap();
         let memory = instance.get_memory(&mut store, "memory").unwrap();
@@ -281,13 +285,7 @@ mod tests {
 
     /// A memory grown by `pages` 64 KiB pages, dropped: where its growth was.
     fn grown_and_dropped(pages: u32) -> usize {
-        let mut config = super::super::engine::config(super::super::Stop::Trap);
-        config.with_host_memory(creator());
-        let engine = Engine::new(&config).unwrap();
-        let module = Module::new(&engine, peek_and_grow()).unwrap();
-        let mut store = Store::new(&engine, ());
-        store.set_epoch_deadline(u64::MAX / 2);
-        let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        let (mut store, instance) = eager_instance();
         let grow = instance.get_typed_func::<u32, i32>(&mut store, "grow").unwrap();
         assert_eq!(grow.call(&mut store, pages).unwrap(), 1);
         let memory = instance.get_memory(&mut store, "memory").unwrap();
