@@ -98,12 +98,7 @@ impl InputLimits {
     /// A reply's bytes as text, if they are UTF-8 without NUL and every line
     /// fits.
     pub fn check_reply(&self, bytes: Vec<u8>) -> Result<CheckedReply, LimitError> {
-        if let Some(offset) = nul_offset(&bytes) {
-            return Err(LimitError::ReplyBinary { offset });
-        }
-        if let Some((line, length)) = long_line(&bytes, self.line_bytes) {
-            return Err(LimitError::ReplyLineTooLong { line, length, limit: self.line_bytes });
-        }
+        self.check_text_bytes(&bytes)?;
         match String::from_utf8(bytes) {
             Ok(text) => Ok(CheckedReply { text, limits: *self }),
             Err(e) => Err(LimitError::ReplyNotUtf8 { offset: e.utf8_error().valid_up_to() }),
@@ -128,10 +123,15 @@ impl InputLimits {
         if reply.len() as u64 > self.reply_bytes {
             return Err(LimitError::ReplyTooLarge { limit: self.reply_bytes });
         }
-        if let Some(offset) = nul_offset(reply.as_bytes()) {
+        self.check_text_bytes(reply.as_bytes())
+    }
+
+    /// A reply's bytes hold no NUL and no line over the limit.
+    fn check_text_bytes(&self, bytes: &[u8]) -> Result<(), LimitError> {
+        if let Some(offset) = nul_offset(bytes) {
             return Err(LimitError::ReplyBinary { offset });
         }
-        match long_line(reply.as_bytes(), self.line_bytes) {
+        match long_line(bytes, self.line_bytes) {
             Some((line, length)) => Err(LimitError::ReplyLineTooLong { line, length, limit: self.line_bytes }),
             None => Ok(()),
         }
