@@ -9,6 +9,7 @@ use std::{env, fs};
 /// Every link setting below, for a build that runs where it is built.
 pub fn configure() {
     println!("cargo::rustc-check-cfg=cfg(native_host)");
+    println!("cargo::rustc-check-cfg=cfg(static_pie_entry)");
     pack_relative_relocations();
     order_symbols();
     static_unwinder();
@@ -164,6 +165,11 @@ fn static_c_library() {
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
     println!("cargo:rustc-link-arg-bins=-static-pie");
     println!("cargo:rustc-cfg=native_host");
+    // The entry point of src/start.rs, which prefaults the relocated data.
+    if var("CARGO_CFG_TARGET_ARCH") == "x86_64" {
+        println!("cargo:rustc-link-arg-bins=-Wl,-e,agent_apply_start");
+        println!("cargo:rustc-cfg=static_pie_entry");
+    }
 }
 
 /// Whether this build makes a binary for the glibc Linux it runs on.

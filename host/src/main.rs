@@ -1,3 +1,6 @@
+#[cfg(static_pie_entry)]
+mod start;
+
 #[global_allocator]
 static ALLOCATOR: agent_apply::alloc::MappedAlloc = agent_apply::alloc::MappedAlloc;
 
