@@ -45,8 +45,8 @@ pub struct MappedAlloc;
 /// to the system allocator.
 const PAGE: usize = 4096;
 
-/// Blocks this big or bigger are mapped.
-const MAPPED_FROM: usize = 128 << 10;
+/// Blocks this big or bigger are mapped (and, once freed, kept).
+pub const MAPPED_FROM: usize = 128 << 10;
 
 /// The blocks freed and kept for later ones, shared by every thread.
 static KEPT: kept::Kept = kept::Kept::new();

@@ -1,10 +1,20 @@
+// Where the binary starts itself (see start.rs), std's `main` is not used;
+// the test harness brings its own.
+#![cfg_attr(all(static_pie_entry, not(test)), no_main)]
+
 #[cfg(static_pie_entry)]
 mod start;
 
 #[global_allocator]
 static ALLOCATOR: agent_apply::alloc::MappedAlloc = agent_apply::alloc::MappedAlloc;
 
-fn main() -> std::process::ExitCode {
+/// The command line's work; returns the exit status.
+fn run() -> u8 {
     agent_apply::alloc::serve_kept_pages(true);
     agent_apply::cli::run()
+}
+
+#[cfg(any(not(static_pie_entry), test))]
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(run())
 }

@@ -1,6 +1,9 @@
-//! The static-PIE binary's entry point (#27): it asks the kernel for the
-//! private copies of the relocated read-only data in one `madvise`, then
-//! goes on to the C library's `_start` as if the kernel had started there.
+//! The static-PIE binary's start (#27): its entry point, and the `main`
+//! the C library calls (below).
+//!
+//! The entry point asks the kernel for the private copies of the relocated
+//! read-only data in one `madvise`, then goes on to the C library's
+//! `_start` as if the kernel had started there.
 //!
 //! Why: the start code writes a relocation into each of the 120-odd pages of
 //! `.data.rel.ro` and `.got`, and each first write is a copy-on-write fault
@@ -53,3 +56,50 @@ std::arch::global_asm!(
     "jmp _start",
     ".size agent_apply_start, . - agent_apply_start",
 );
+
+/// The C library's `main`, in place of the one std generates, whose runtime
+/// start costs each run 80 µs on a virtual machine (#27): to find the main
+/// thread's stack for its overflow message it reads `/proc/self/maps` (20 µs
+/// by itself) and asks the thread's affinity, then maps and installs an
+/// alternate signal stack and two handlers, a dozen system calls. A stack
+/// overflow still stops the process (the kernel's guard gap under the
+/// stack), with a bare SIGSEGV instead of the message; wasmtime installs its
+/// own handlers and stack for a plugin's traps either way.
+///
+/// What that start does and this program relies on is done here: the
+/// standard streams are open (a closed one is pointed at `/dev/null`, so
+/// that no file opened later becomes stdout), SIGPIPE is ignored (a closed
+/// pipe is an error to report, not a kill), a panic exits 101, and
+/// `std::process::exit` flushes stdout. The arguments reach
+/// `std::env::args` as before: glibc hands them to std's initializer.
+#[cfg(not(test))]
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    open_standard_streams();
+    // SAFETY: setting a signal's disposition to "ignore" has no handler to run.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let status = std::panic::catch_unwind(crate::run).unwrap_or(101);
+    std::process::exit(i32::from(status))
+}
+
+/// Points each of stdin, stdout and stderr that is closed at `/dev/null`;
+/// aborts when that cannot be opened, as std's start does.
+#[cfg(not(test))]
+fn open_standard_streams() {
+    let mut streams = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
+    // SAFETY: `streams` is three valid `pollfd`s; a zero timeout never blocks.
+    let polled = unsafe { libc::poll(streams.as_mut_ptr(), 3, 0) } >= 0;
+    for stream in streams {
+        let closed = if polled {
+            stream.revents & libc::POLLNVAL != 0
+        } else {
+            // SAFETY: F_GETFD only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(stream.fd, libc::F_GETFD) };
+            flags == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+        };
+        // SAFETY: a NUL-terminated path; the descriptor is meant to stay open.
+        if closed && unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } == -1 {
+            std::process::abort();
+        }
+    }
+}

@@ -42,7 +42,7 @@ impl Workspace {
         }
         // Outside a repository (or in a bare one) the root is `start` itself:
         // formats, parse and read work anywhere.
-        let repository = git2::Repository::discover(start).ok();
+        let repository = crate::transaction::discover_repository(start).ok();
         let root = repository.as_ref().and_then(|r| r.workdir()).map_or_else(|| start.to_path_buf(), Path::to_path_buf);
         let config = Config::load(Some(&root))?;
         let (cache, limits) = (ComponentCache::default_location(), config.limits());

@@ -1,7 +1,5 @@
 //! `CommandError`: every failure, as a message, hints and an exit code.
 
-use std::process::ExitCode;
-
 use crate::Error;
 use crate::config::ConfigError;
 use crate::limits::{LimitError, raise_hint};
@@ -28,8 +26,9 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn code(self) -> ExitCode {
-        ExitCode::from(self as u8)
+    /// The process's exit status.
+    pub fn code(self) -> u8 {
+        self as u8
     }
 }
 
@@ -86,8 +85,8 @@ impl CommandError {
     }
 
     /// Print the error (to stdout as JSON when asked, else to stderr) and
-    /// return the exit code.
-    pub fn report(&self, json: bool) -> ExitCode {
+    /// return the exit status.
+    pub fn report(&self, json: bool) -> u8 {
         if json {
             super::output::json(&self.json_object());
         } else {

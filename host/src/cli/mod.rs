@@ -21,7 +21,6 @@ mod setup;
 mod undo;
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::engine::ArgValueCandidates;
@@ -210,14 +209,14 @@ impl Command {
 }
 
 /// Run the command line; returns the process exit code.
-pub fn run() -> ExitCode {
+pub fn run() -> u8 {
     let mut args = std::env::args_os().skip(1);
     if args.next().is_some_and(|first| first == crate::transaction::process_tree::SUPERVISE) {
         let code = crate::transaction::process_tree::supervise(&args.collect::<Vec<_>>());
-        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+        return u8::try_from(code).unwrap_or(1);
     }
     if completions::answer_request(Cli::command) {
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -256,7 +255,7 @@ pub fn run() -> ExitCode {
 /// A command line clap refused: as clap prints it, or, when `--json` was
 /// asked for, as the one JSON error object every `--json` outcome is.
 /// Help and version requests print as usual.
-fn usage_error(error: clap::Error) -> ExitCode {
+fn usage_error(error: clap::Error) -> u8 {
     use clap::error::ErrorKind;
     let asked_json = std::env::args_os().any(|arg| arg == "--json");
     let informational = matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
