@@ -58,10 +58,12 @@ std::arch::global_asm!(
 );
 
 /// The C library's `main`, in place of the one std generates, whose runtime
-/// start costs each run 80 µs on a virtual machine (#27): to find the main
-/// thread's stack for its overflow message it reads `/proc/self/maps` (20 µs
-/// by itself) and asks the thread's affinity, then maps and installs an
-/// alternate signal stack and two handlers, a dozen system calls. A stack
+/// start cost each run a quarter of a millisecond on a virtual machine
+/// (#27; `--version` 1.94 -> 1.68 ms, 600 alternating runs): to find the
+/// main thread's stack for its overflow message it reads `/proc/self/maps`
+/// (20 µs by itself for a small process) and asks the thread's affinity,
+/// then maps and installs an alternate signal stack and two handlers, a
+/// dozen system calls. A stack
 /// overflow still stops the process (the kernel's guard gap under the
 /// stack), with a bare SIGSEGV instead of the message; wasmtime installs its
 /// own handlers and stack for a plugin's traps either way.

@@ -236,7 +236,6 @@ impl GitRepo {
     }
 }
 
-/// Remove the file at `path`; one already gone is no error.
 /// The repository around `start`, as `Repository::discover` finds it (across
 /// file systems, no ceiling), found and opened in one walk: `discover` walks
 /// to the repository and then opens it with a second one, a dozen system
@@ -245,6 +244,7 @@ pub fn discover_repository(start: &Path) -> Result<Repository, git2::Error> {
     Repository::open_ext(start, git2::RepositoryOpenFlags::CROSS_FS, std::iter::empty::<&std::ffi::OsStr>())
 }
 
+/// Remove the file at `path`; one already gone is no error.
 fn remove_if_present(path: &Path) -> Result<(), TxError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TxError::io(path, e)),
