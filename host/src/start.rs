@@ -63,10 +63,10 @@ std::arch::global_asm!(
 /// main thread's stack for its overflow message it reads `/proc/self/maps`
 /// (20 µs by itself for a small process) and asks the thread's affinity,
 /// then maps and installs an alternate signal stack and two handlers, a
-/// dozen system calls. A stack
-/// overflow still stops the process (the kernel's guard gap under the
-/// stack), with a bare SIGSEGV instead of the message; wasmtime installs its
-/// own handlers and stack for a plugin's traps either way.
+/// dozen system calls. A stack overflow still stops the process (the
+/// kernel's guard gap under the stack), with a bare SIGSEGV instead of the
+/// message; wasmtime installs its own handlers and stack for a plugin's
+/// traps either way.
 ///
 /// What that start does and this program relies on is done here: the
 /// standard streams are open (a closed one is pointed at `/dev/null`, so

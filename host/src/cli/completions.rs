@@ -72,7 +72,9 @@ pub fn answer_request(factory: fn() -> clap::Command) -> bool {
 pub fn format_candidates() -> Vec<CompletionCandidate> {
     let builtin = BUILTIN_FORMATS.iter().flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()));
     let mut names: Vec<String> = builtin.map(str::to_string).collect();
-    let root = git2::Repository::discover(".").ok().and_then(|r| r.workdir().map(|w| w.to_path_buf()));
+    let root = crate::transaction::discover_repository(std::path::Path::new("."))
+        .ok()
+        .and_then(|r| r.workdir().map(|w| w.to_path_buf()));
     if let Ok(config) = Config::load(root.as_deref()) {
         for (name, plugin) in config.plugins {
             names.push(name);

@@ -36,7 +36,7 @@ const MOVED: &str = "pre-commit.agent-apply-orig";
 
 pub fn run(global: &GlobalArgs, args: &HookArgs) -> Result<Exit, CommandError> {
     let start = global.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let repo = git2::Repository::discover(&start).map_err(|e| {
+    let repo = crate::transaction::discover_repository(&start).map_err(|e| {
         CommandError::usage(format!("hooks need a git repository: {}", e.message()))
             .hint("run it inside a repository, or pass --repo DIR")
     })?;
