@@ -379,7 +379,7 @@ pub(crate) mod tests {
             let layout = Layout::from_size_align(size, 8).unwrap();
             let ptr = unsafe { MappedAlloc.alloc_zeroed(layout) };
             assert!(!ptr.is_null());
-            assert!((0..layout.size()).all(|i| unsafe { ptr.add(i).read() } == 0));
+            assert!(all_zero(ptr, size));
             // Where the kept pages are a process's own (Linux): a block up to
             // the bound is cut from them, a bigger one is a fresh mapping.
             if cfg!(target_os = "linux") {
@@ -391,10 +391,12 @@ pub(crate) mod tests {
     }
 
     /// One step of [`live_blocks_never_share_a_byte`]: allocate a block of a
-    /// size, or free or resize the live block at an index (modulo their count).
+    /// size (zeroed or not), or free or resize the live block at an index
+    /// (modulo their count).
     #[derive(Debug, Clone)]
     enum Step {
         Alloc(usize),
+        AllocZeroed(usize),
         Free(usize),
         Resize(usize, usize),
     }
@@ -406,6 +408,7 @@ pub(crate) mod tests {
     fn steps() -> impl Strategy<Value = Vec<Step>> {
         let step = prop_oneof![
             sizes().prop_map(Step::Alloc),
+            sizes().prop_map(Step::AllocZeroed),
             any::<usize>().prop_map(Step::Free),
             (any::<usize>(), sizes()).prop_map(|(i, size)| Step::Resize(i, size)),
         ];
@@ -415,6 +418,14 @@ pub(crate) mod tests {
     /// Write `tag` at the sampled offsets within `range`.
     fn tag(ptr: *mut u8, range: std::ops::Range<usize>, tag: u8) {
         sampled(range).for_each(|i| unsafe { ptr.add(i).write(tag) });
+    }
+
+    /// Every byte of the first `size` is zero: all of them, since what a
+    /// freed block held sits at offsets of its own.
+    fn all_zero(ptr: *mut u8, size: usize) -> bool {
+        // SAFETY: the caller's block holds `size` bytes; page aligned when mapped.
+        let (head, words, tail) = unsafe { std::slice::from_raw_parts(ptr, size).align_to::<u64>() };
+        head.iter().chain(tail).all(|&b| b == 0) && words.iter().all(|&w| w == 0)
     }
 
     /// Every sampled byte of the first `size` holds `tag`.
@@ -456,6 +467,14 @@ pub(crate) mod tests {
                         let layout = Layout::from_size_align(size, 8).unwrap();
                         let ptr = unsafe { MappedAlloc.alloc(layout) };
                         prop_assert!(!ptr.is_null());
+                        tag(ptr, 0..size, next);
+                        blocks.push((ptr, layout, next));
+                    }
+                    Step::AllocZeroed(size) => {
+                        let layout = Layout::from_size_align(size, 8).unwrap();
+                        let ptr = unsafe { MappedAlloc.alloc_zeroed(layout) };
+                        prop_assert!(!ptr.is_null());
+                        prop_assert!(all_zero(ptr, size), "a zeroed block reads as zeros");
                         tag(ptr, 0..size, next);
                         blocks.push((ptr, layout, next));
                     }
