@@ -41,7 +41,10 @@ fn main() {
                 let [trap, exit] = p.precompile(&c.package, &bytes, &digest);
                 let (version, summary, hints) = p.info(&trap);
                 (
-                    format!("Some(Precompiled {{ trap: include_bytes!({trap:?}), exit: include_bytes!({exit:?}) }})"),
+                    format!(
+                        "Some(Precompiled {{ trap: include_page_aligned!({trap:?}), \
+                         exit: include_page_aligned!({exit:?}) }})"
+                    ),
                     format!("Some(({version:?}, {summary:?}))"),
                     format!("Some(&{hints:?})"),
                 )

@@ -47,6 +47,18 @@ mod hints;
 mod side_by_side;
 use side_by_side::side_by_side;
 
+/// The bytes of the file at `path`, starting on a page boundary: a
+/// format's machine code runs where it lies (`runtime::code_memory`), and
+/// its text must start a page to be made executable.
+macro_rules! include_page_aligned {
+    ($path:expr) => {{
+        #[repr(C, align(4096))]
+        struct PageAligned<T: ?Sized>(T);
+        static ALIGNED: &PageAligned<[u8]> = &PageAligned(*include_bytes!($path));
+        &ALIGNED.0
+    }};
+}
+
 include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
 
 /// Model families and the formats that suit them best, in order of

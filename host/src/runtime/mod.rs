@@ -4,6 +4,8 @@
 
 mod cache;
 mod clock;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod code_memory;
 mod convert;
 #[cfg(test)]
 mod core_wasm;
@@ -179,6 +181,31 @@ impl HostMonotonicClock for FrozenClock {
     }
 }
 
+/// The engine of every runtime of this process that stops calls `stop`'s
+/// way, made on first use. Shared, because a built-in format's code run in
+/// place is one component per process (`code_memory`), which only its own
+/// engine can instantiate; a call's deadline is its own store's either way.
+fn shared_engine(stop: Stop) -> Result<Engine, PluginError> {
+    static ENGINES: [std::sync::Mutex<Option<Engine>>; 2] = [const { std::sync::Mutex::new(None) }; 2];
+    let mut shared = ENGINES[stop as usize].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(engine) = shared.as_ref() {
+        return Ok(engine.clone());
+    }
+    // Runs load machine code (precompiled, or from the cache): building
+    // cranelift for every run cost a short one 3% of its time and 1.6 MiB.
+    // A plugin that must be compiled gets a compiling engine of its own
+    // (see `ComponentCache::component_with`).
+    let mut config = engine::config(stop);
+    config.enable_compiler(false);
+    #[cfg(target_os = "linux")]
+    config.with_host_memory(memory::creator());
+    // Built-in formats' code then runs where it lies in the binary.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    config.with_custom_code_memory(Some(code_memory::publisher()));
+    let engine = Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+    Ok(shared.insert(engine).clone())
+}
+
 /// The engine, linkers and component cache shared by every plugin of a run.
 #[derive(Clone)]
 pub struct Runtime {
@@ -217,16 +244,7 @@ impl Runtime {
     }
 
     fn with_clock(cache: ComponentCache, limits: Limits, clock: Clock) -> Result<Self, PluginError> {
-        // Runs load machine code (precompiled, or from the cache): building
-        // cranelift for every run cost a short one 3% of its time and 1.6 MiB.
-        // A plugin that must be compiled gets a compiling engine of its own
-        // (see `ComponentCache::component_with`).
-        let mut config = engine::config(clock.stop());
-        config.enable_compiler(false);
-        #[cfg(target_os = "linux")]
-        config.with_host_memory(memory::creator());
-        let engine =
-            Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
+        let engine = shared_engine(clock.stop())?;
         Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock })
     }
 
@@ -268,16 +286,24 @@ impl Runtime {
     }
 
     /// Link a built-in format: its machine code from the binary when it
-    /// fits this engine, else compiled as [`Runtime::load`] does.
+    /// fits this engine (run in place where the engine can publish it so),
+    /// else compiled as [`Runtime::load`] does.
     pub fn load_builtin(
         &self,
         name: &str,
         wasm: &[u8],
         digest: &str,
-        precompiled: Option<&[u8]>,
+        precompiled: Option<&'static [u8]>,
     ) -> Result<LoadedPlugin, PluginError> {
+        let embedded = match precompiled {
+            #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+            Some(code) => precompiled::Embedded::InPlace(code),
+            #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+            Some(code) => precompiled::Embedded::ViaCache(code),
+            None => precompiled::Embedded::Missing,
+        };
         let component =
-            precompiled::builtin_component(&self.engine, self.stop(), &self.cache, name, wasm, digest, precompiled)
+            precompiled::builtin_component(&self.engine, self.stop(), &self.cache, name, wasm, digest, embedded)
                 .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }

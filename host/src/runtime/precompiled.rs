@@ -1,10 +1,12 @@
 //! The built-in formats, compiled to machine code when the binary was built
-//! (host/build.rs) and embedded beside their wasm. A first run loads them
-//! as they are and keeps a copy in the on-disk cache; later runs map that
-//! file instead, since loading from memory copies the whole code into
-//! fresh pages, the largest part of a small run (#27). Only when the code
-//! does not fit this engine or CPU (a binary built elsewhere, or
-//! cross-compiled) is the wasm compiled, once, into the cache, with a
+//! (host/build.rs) and embedded beside their wasm. Where the engine can
+//! publish code in place (`code_memory`: Linux on x86-64) that code runs
+//! where it lies in the binary and nothing is read from disk. Elsewhere a
+//! first run loads it from memory and keeps a copy in the on-disk cache;
+//! later runs map that file instead, since loading from memory copies the
+//! whole code into fresh pages, the largest part of a small run (#27). Only
+//! when the code does not fit this engine or CPU (a binary built elsewhere,
+//! or cross-compiled) is the wasm compiled, once, into the cache, with a
 //! notice, since that takes seconds.
 
 use wasmtime::Engine;
@@ -12,6 +14,23 @@ use wasmtime::component::Component;
 
 use super::{ComponentCache, Stop};
 use crate::progress;
+
+/// A built-in format's embedded machine code, as an engine loads it.
+#[derive(Debug, Clone, Copy)]
+pub enum Embedded {
+    /// Run where it lies: the engine publishes code with `code_memory`.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    InPlace(&'static [u8]),
+    /// Loaded from memory once and kept in the cache, whose file later
+    /// runs map.
+    #[cfg_attr(
+        all(target_os = "linux", target_arch = "x86_64"),
+        allow(dead_code, reason = "other targets' way, and the cache's tests'")
+    )]
+    ViaCache(&'static [u8]),
+    /// The binary carries none (it was cross-compiled).
+    Missing,
+}
 
 /// The component of built-in format `name`: its embedded machine code if
 /// it fits `engine` (which stops calls `stop`'s way), otherwise compiled
@@ -23,24 +42,35 @@ pub fn builtin_component(
     name: &str,
     wasm: &[u8],
     digest: &str,
-    precompiled: Option<&[u8]>,
+    embedded: Embedded,
 ) -> Result<Component, String> {
-    if let Some(component) = cache.cached(engine, digest) {
-        return Ok(component);
-    }
-    let why_not = match precompiled {
-        // SAFETY: the bytes are what `Engine::precompile_component` produced
-        // in this binary's build script, embedded unchanged; wasmtime checks
-        // its version, configuration and the CPU features in their header
-        // and refuses them, rather than running them, if any differs.
-        Some(code) => match unsafe { Component::deserialize(engine, code) } {
-            Ok(component) => {
-                cache.store(engine, digest, code);
+    let why_not = match embedded {
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        Embedded::InPlace(code) => match super::code_memory::component_in_place(engine, code) {
+            Some(Ok(component)) => return Ok(component),
+            Some(Err(why)) => why,
+            None => {
+                return builtin_component(engine, stop, cache, name, wasm, digest, Embedded::ViaCache(code));
+            }
+        },
+        Embedded::ViaCache(code) => {
+            if let Some(component) = cache.cached(engine, digest) {
                 return Ok(component);
             }
-            Err(e) => format!("{e:#}"),
-        },
-        None => "this binary was built without them (cross-compiled)".to_string(),
+            // SAFETY: the bytes are what `Engine::precompile_component`
+            // produced in this binary's build script, embedded unchanged;
+            // wasmtime checks its version, configuration and the CPU
+            // features in their header and refuses them, rather than
+            // running them, if any differs.
+            match unsafe { Component::deserialize(engine, code) } {
+                Ok(component) => {
+                    cache.store(engine, digest, code);
+                    return Ok(component);
+                }
+                Err(e) => format!("{e:#}"),
+            }
+        }
+        Embedded::Missing => "this binary was built without them (cross-compiled)".to_string(),
     };
     cache.component_with(engine, stop, wasm, digest, || {
         eprintln!(
@@ -95,7 +125,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = ComponentCache::at(dir.path());
         let whole = whole();
-        let foreign = Some(&b"machine code for another CPU"[..]);
+        let foreign = Embedded::ViaCache(b"machine code for another CPU");
         builtin_component(&engine, Stop::Trap, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
         let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(entries.len(), 1, "compiled into the cache: {entries:?}");
@@ -117,7 +147,7 @@ mod tests {
     }
 
     /// A cache in a fresh directory, and `whole` loaded into it once from
-    /// its embedded code.
+    /// its embedded code, as where code is not published in place.
     struct LoadedOnce {
         engine: Engine,
         dir: tempfile::TempDir,
@@ -148,7 +178,7 @@ mod tests {
                 whole.name,
                 whole.wasm,
                 whole.sha256,
-                Some(self.code),
+                Embedded::ViaCache(self.code),
             )
             .unwrap();
         }
