@@ -16,9 +16,9 @@ mod linker;
 mod memory;
 mod native;
 mod precompiled;
+mod shared;
 
 use std::borrow::Borrow;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_apply_sdk::types as sdk;
@@ -181,38 +181,13 @@ impl HostMonotonicClock for FrozenClock {
     }
 }
 
-/// The engine of every runtime of this process that stops calls `stop`'s
-/// way, made on first use. Shared, because a built-in format's code run in
-/// place is one component per process (`code_memory`), which only its own
-/// engine can instantiate; a call's deadline is its own store's either way.
-fn shared_engine(stop: Stop) -> Result<Engine, PluginError> {
-    static ENGINES: [std::sync::Mutex<Option<Engine>>; 2] = [const { std::sync::Mutex::new(None) }; 2];
-    let mut shared = ENGINES[stop as usize].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(engine) = shared.as_ref() {
-        return Ok(engine.clone());
-    }
-    // Runs load machine code (precompiled, or from the cache): building
-    // cranelift for every run cost a short one 3% of its time and 1.6 MiB.
-    // A plugin that must be compiled gets a compiling engine of its own
-    // (see `ComponentCache::component_with`).
-    let mut config = engine::config(stop);
-    config.enable_compiler(false);
-    #[cfg(target_os = "linux")]
-    config.with_host_memory(memory::creator());
-    // Built-in formats' code then runs where it lies in the binary.
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    config.with_custom_code_memory(Some(code_memory::publisher()));
-    let engine = Engine::new(&config).map_err(|e| PluginError::Load { plugin: "*".into(), reason: e.to_string() })?;
-    Ok(shared.insert(engine).clone())
-}
-
 /// The engine, linkers and component cache shared by every plugin of a run.
 #[derive(Clone)]
 pub struct Runtime {
     engine: Engine,
     /// Made on first use: a run that loads no plugin (`formats` from the
     /// cache, `prompt`) never pays for linking WASI.
-    linkers: Arc<linker::Linkers>,
+    linkers: &'static linker::Linkers,
     cache: ComponentCache,
     limits: Limits,
     clock: Clock,
@@ -237,15 +212,18 @@ impl Runtime {
         limits: Limits,
         reporter: Box<ExitReporter>,
     ) -> Result<Self, PluginError> {
-        match cfg!(target_os = "linux") {
-            true => Self::with_clock(cache, limits, Clock::new(Some(reporter))),
-            false => Self::new(cache, limits),
+        match Self::ENDING_AT_TIMEOUT {
+            Stop::Exit => Self::with_clock(cache, limits, Clock::new(Some(reporter))),
+            Stop::Trap => Self::new(cache, limits),
         }
     }
 
+    /// How the calls of a [`Runtime::ending_at_timeout`] stop.
+    pub const ENDING_AT_TIMEOUT: Stop = if cfg!(target_os = "linux") { Stop::Exit } else { Stop::Trap };
+
     fn with_clock(cache: ComponentCache, limits: Limits, clock: Clock) -> Result<Self, PluginError> {
-        let engine = shared_engine(clock.stop())?;
-        Ok(Runtime { engine, linkers: Arc::default(), cache, limits, clock })
+        let shared = shared::for_stop(clock.stop())?;
+        Ok(Runtime { engine: shared.engine.clone(), linkers: &shared.linkers, cache, limits, clock })
     }
 
     /// How this runtime's engine stops a call past its time limit.
