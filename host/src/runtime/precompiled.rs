@@ -22,11 +22,7 @@ pub enum Embedded {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     InPlace(&'static [u8]),
     /// Loaded from memory once and kept in the cache, whose file later
-    /// runs map.
-    #[cfg_attr(
-        all(target_os = "linux", target_arch = "x86_64"),
-        allow(dead_code, reason = "other targets' way, and the cache's tests'")
-    )]
+    /// runs map (where code in place is not had, or another engine runs it).
     ViaCache(&'static [u8]),
     /// The binary carries none (it was cross-compiled).
     Missing,
