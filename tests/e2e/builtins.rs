@@ -28,17 +28,31 @@ fn built_in_formats_load_precompiled_without_compiling() {
 }
 
 /// On Linux on x86-64 a run applies with a built-in format's code where it
-/// lies in the binary: its cache is neither read nor written.
+/// lies in the binary: no cache is made for it, and in one that exists the
+/// first run of a build only prunes what earlier builds kept (once, leaving
+/// a marker) and keeps no code.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
-fn a_run_with_a_built_in_format_reads_and_writes_no_cache() {
-    let cache = tempfile::tempdir().unwrap();
+fn a_run_with_a_built_in_format_keeps_no_code_in_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
     let repo = TestRepo::with(&[("a.txt", "a\n")]);
     let reply = "a.txt\n```\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n";
-    repo.apply().env("AGENT_APPLY_CACHE_DIR", cache.path()).arg("-").write_stdin(reply).assert().success();
+    let missing = dir.path().join("cache");
+    repo.apply().env("AGENT_APPLY_CACHE_DIR", &missing).arg("-").write_stdin(reply).assert().success();
     assert_eq!(repo.read("a.txt").unwrap(), b"b\n");
-    let written: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).collect();
-    assert!(written.is_empty(), "the cache was written: {written:?}");
+    assert!(!missing.exists(), "a cache was made");
+
+    let old = dir.path().join("0123-of-an-old-build.cwasm");
+    std::fs::write(&old, b"old machine code").unwrap();
+    let month_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
+    let times = std::fs::FileTimes::new().set_accessed(month_ago).set_modified(month_ago);
+    std::fs::File::options().write(true).open(&old).unwrap().set_times(times).unwrap();
+    let reply = reply.replace("a\n=", "b\n=").replace("=\nb", "=\nc");
+    repo.apply().env("AGENT_APPLY_CACHE_DIR", dir.path()).arg("-").write_stdin(reply).assert().success();
+    assert_eq!(repo.read("a.txt").unwrap(), b"c\n");
+    let kept: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!old.exists(), "an old build's entry stays: {kept:?}");
+    assert!(kept.iter().all(|n| n.to_string_lossy().ends_with(".pruned")), "{kept:?}");
 }
 
 #[test]
@@ -56,11 +70,14 @@ fn listing_the_built_in_formats_runs_none_and_says_what_each_says_of_itself() {
         assert_eq!((&entry.name, &entry.aliases), (&info.name, &info.aliases), "{}", entry.name);
     }
     // Loading compiles nothing. On Linux on x86-64 each format's embedded
-    // code runs where it lies and nothing is kept in the cache; elsewhere
+    // code runs where it lies and no code is kept in the cache; elsewhere
     // the cache keeps that code, byte for byte (and a checksum).
-    let mut kept: Vec<Vec<u8>> = std::fs::read_dir(cache.path())
-        .map(|d| d.map(|e| std::fs::read(e.unwrap().path()).unwrap()).collect())
-        .unwrap_or_default();
+    let entries = std::fs::read_dir(cache.path()).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or(vec![]);
+    let mut kept: Vec<Vec<u8>> = entries
+        .iter()
+        .filter(|path| path.extension().is_some_and(|x| x == "cwasm"))
+        .map(|path| std::fs::read(path).unwrap())
+        .collect();
     kept.iter_mut().for_each(|bytes| bytes.truncate(bytes.len() - 8));
     let mut embedded: Vec<Vec<u8>> = match cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         true => Vec::new(),

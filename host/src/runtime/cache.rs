@@ -142,6 +142,20 @@ impl ComponentCache {
         read_entry(engine, &self.entry_path(engine, digest)?)
     }
 
+    /// Make room in the cache once for each build of a built-in format
+    /// whose code runs where it lies: it stores no entry, and what earlier
+    /// builds stored would otherwise stay for good (see [`write_entry`]).
+    /// A marker named by the format's digest says this build has pruned;
+    /// a cache that does not exist has nothing to prune and is not made.
+    /// Best effort, as every cache write.
+    pub fn prune_once_for(&self, digest: &str) {
+        let Some(dir) = self.dir.as_deref() else { return };
+        let marker = dir.join(format!("{}.pruned", &digest[..digest.len().min(32)]));
+        if marker.symlink_metadata().is_err() && std::fs::write(&marker, b"").is_ok() {
+            prune(dir, &Budget::DEFAULT, std::time::SystemTime::now());
+        }
+    }
+
     /// Keep `artifact`, the compiled form of the wasm with this digest for
     /// `engine` (what `Engine::precompile_component` made). Best effort, as
     /// every cache write.
@@ -294,8 +308,10 @@ struct CacheFile {
 }
 
 /// Remove from the cache directory what `budget` does not keep: entries
-/// (each with its stamp), plugin summaries and temporary files left by a
-/// crash that were not used for `budget.unused_for`, then, while the
+/// (each with its stamp), plugin summaries, markers of a prune
+/// ([`ComponentCache::prune_once_for`]: one gone has the next run prune
+/// again) and temporary files left by a crash that were not used for
+/// `budget.unused_for`, then, while the
 /// entries take more than `budget.bytes`, the least recently used entry.
 /// "Used" is the file's access time (a run maps the entry, or reads the
 /// summary), which the default `relatime` mount keeps to within a day; where
@@ -317,7 +333,7 @@ fn prune(dir: &Path, budget: &Budget, now: std::time::SystemTime) {
             "cwasm" => entries.push(cached),
             // A stamp speaks for its entry and goes with it.
             "verified" if !cached.path.with_extension("cwasm").exists() => drop(std::fs::remove_file(&cached.path)),
-            _ if stale && (name.ends_with(".info.json") || name.starts_with(".tmp")) => {
+            _ if stale && (name.ends_with(".info.json") || name.ends_with(".pruned") || name.starts_with(".tmp")) => {
                 drop(std::fs::remove_file(&cached.path))
             }
             _ => {}
@@ -389,6 +405,8 @@ mod tests {
             ("89ab-orphan.verified", DAY),
             ("old.info.json", 40 * DAY),
             ("recent.info.json", DAY),
+            ("old.pruned", 40 * DAY),
+            ("recent.pruned", DAY),
             (".tmpCRASHED", 40 * DAY),
             (".tmpWRITING", Duration::ZERO),
             ("notes.txt", 40 * DAY),
@@ -398,7 +416,14 @@ mod tests {
         prune(d, &Budget { unused_for: 30 * DAY, bytes: 1 << 20 }, now);
         assert_eq!(
             names(d),
-            [".tmpWRITING", "4567-recent.cwasm", "4567-recent.verified", "notes.txt", "recent.info.json"]
+            [
+                ".tmpWRITING",
+                "4567-recent.cwasm",
+                "4567-recent.verified",
+                "notes.txt",
+                "recent.info.json",
+                "recent.pruned"
+            ]
         );
     }
 
@@ -415,6 +440,24 @@ mod tests {
         file(d, "huge.cwasm", 5000, now, Duration::ZERO);
         prune(d, &budget(1000), now);
         assert_eq!(names(d), ["huge.cwasm"]);
+    }
+
+    #[test]
+    fn a_build_whose_code_runs_in_place_prunes_the_cache_once_and_makes_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = SystemTime::now();
+        let digest = "cd".repeat(32);
+        file(dir.path(), "0123-of-an-old-build.cwasm", 10, now, 40 * DAY);
+        let cache = ComponentCache::at(dir.path());
+        cache.prune_once_for(&digest);
+        assert_eq!(names(dir.path()), [format!("{}.pruned", &digest[..32])]);
+        file(dir.path(), "4567-of-another-old-build.cwasm", 10, now, 40 * DAY);
+        cache.prune_once_for(&digest);
+        assert_eq!(names(dir.path()).len(), 2, "pruned once for this build");
+
+        let missing = dir.path().join("no-cache-yet");
+        ComponentCache::at(&missing).prune_once_for(&digest);
+        assert!(!missing.exists(), "a cache that does not exist is not made");
     }
 
     #[test]

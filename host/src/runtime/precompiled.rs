@@ -43,7 +43,10 @@ pub fn builtin_component(
     let why_not = match embedded {
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         Embedded::InPlace(code) => match super::code_memory::component_in_place(engine, code) {
-            Some(Ok(component)) => return Ok(component),
+            Some(Ok(component)) => {
+                cache.prune_once_for(digest);
+                return Ok(component);
+            }
             Some(Err(why)) => why,
             None => {
                 return builtin_component(engine, stop, cache, name, wasm, digest, Embedded::ViaCache(code));
