@@ -47,8 +47,10 @@ pub fn builtin_component(
                 cache.prune_once_for(digest);
                 return Ok(component);
             }
-            Some(Err(why)) => why,
-            None => {
+            // Not run in place (another engine runs it, or it could not be
+            // published where it lies): a copy through the cache, which
+            // compiles the wasm when the code fits no engine here.
+            Some(Err(_)) | None => {
                 return builtin_component(engine, stop, cache, name, wasm, digest, Embedded::ViaCache(code));
             }
         },
@@ -116,6 +118,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Code that cannot run where it lies is loaded as on other targets:
+    /// this code fits no engine, so the wasm is compiled once into the
+    /// cache, and later loads take it from there.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn code_that_cannot_run_in_place_is_loaded_through_the_cache() {
+        let runtime = super::super::Runtime::new(ComponentCache::disabled(), super::super::Limits::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ComponentCache::at(dir.path());
+        let whole = whole();
+        let foreign = Embedded::InPlace(b"machine code for another CPU");
+        let engine = runtime.engine();
+        builtin_component(engine, Stop::Trap, &cache, whole.name, whole.wasm, whole.sha256, foreign).unwrap();
+        let compiled: Vec<_> = entries(dir.path()).into_iter().map(|(path, _)| path).collect();
+        assert_eq!(compiled.len(), 1, "compiled into the cache: {compiled:?}");
+        assert!(builtin_component(engine, Stop::Trap, &cache, whole.name, whole.wasm, whole.sha256, foreign).is_ok());
+        assert_eq!(entries(dir.path()).len(), 1, "and taken from there");
     }
 
     #[test]
