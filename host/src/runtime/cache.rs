@@ -80,12 +80,11 @@ impl ComponentCache {
     fn entry_path(&self, engine: &Engine, digest: &str) -> Option<PathBuf> {
         let mut hasher = StableHasher(Xxh3::new());
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let short = &digest[..digest.len().min(32)];
-        Some(self.dir.as_ref()?.join(format!("{:016x}-{short}.cwasm", hasher.finish())))
+        Some(self.dir.as_ref()?.join(format!("{:016x}-{}.cwasm", hasher.finish(), short(digest))))
     }
 
     fn info_path(&self, digest: &str) -> Option<PathBuf> {
-        Some(self.dir.as_ref()?.join(format!("{}.info.json", &digest[..digest.len().min(32)])))
+        Some(self.dir.as_ref()?.join(format!("{}.info.json", short(digest))))
     }
 
     /// What the plugin with this digest said of itself, if it was asked before.
@@ -150,7 +149,7 @@ impl ComponentCache {
     /// Best effort, as every cache write.
     pub fn prune_once_for(&self, digest: &str) {
         let Some(dir) = self.dir.as_deref() else { return };
-        let marker = dir.join(format!("{}.pruned", &digest[..digest.len().min(32)]));
+        let marker = dir.join(format!("{}.pruned", short(digest)));
         if marker.symlink_metadata().is_err() && std::fs::write(&marker, b"").is_ok() {
             prune(dir, &Budget::DEFAULT, std::time::SystemTime::now());
         }
@@ -164,6 +163,11 @@ impl ComponentCache {
             let _ = write_entry(artifact, &path);
         }
     }
+}
+
+/// The part of a digest the cache's file names carry.
+fn short(digest: &str) -> &str {
+    &digest[..digest.len().min(32)]
 }
 
 fn read_entry(engine: &Engine, path: &Path) -> Option<Component> {

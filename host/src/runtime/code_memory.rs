@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
 use wasmtime::{CustomCodeMemory, Engine};
 
+use super::memory::page_size;
+
 /// What the runtime's engine config is given (`Config::with_custom_code_memory`).
 pub fn publisher() -> Arc<dyn CustomCodeMemory> {
     Arc::new(Publisher)
@@ -75,11 +77,6 @@ impl CustomCodeMemory for Publisher {
         }
         protect(ptr, len, libc::PROT_READ | libc::PROT_WRITE)
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf only reads a value.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
 fn protect(ptr: *const u8, len: usize, protection: libc::c_int) -> wasmtime::Result<()> {

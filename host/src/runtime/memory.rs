@@ -126,7 +126,8 @@ fn pages(bytes: usize) -> usize {
     bytes.next_multiple_of(page_size())
 }
 
-fn page_size() -> usize {
+/// The system's page size (also what `code_memory` publishes code in).
+pub(super) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }

@@ -184,10 +184,10 @@ impl HostMonotonicClock for FrozenClock {
 /// The engine, linkers and component cache shared by every plugin of a run.
 #[derive(Clone)]
 pub struct Runtime {
-    engine: Engine,
-    /// Made on first use: a run that loads no plugin (`formats` from the
-    /// cache, `prompt`) never pays for linking WASI.
-    linkers: &'static linker::Linkers,
+    /// The process's engine for this way of stopping, and its linkers
+    /// (made on first use: a run that loads no plugin, `formats` from the
+    /// cache or `prompt`, never pays for linking WASI).
+    shared: &'static shared::Shared,
     cache: ComponentCache,
     limits: Limits,
     clock: Clock,
@@ -212,18 +212,14 @@ impl Runtime {
         limits: Limits,
         reporter: Box<ExitReporter>,
     ) -> Result<Self, PluginError> {
-        match Self::ENDING_AT_TIMEOUT {
-            Stop::Exit => Self::with_clock(cache, limits, Clock::new(Some(reporter))),
-            Stop::Trap => Self::new(cache, limits),
+        match cfg!(target_os = "linux") {
+            true => Self::with_clock(cache, limits, Clock::new(Some(reporter))),
+            false => Self::new(cache, limits),
         }
     }
 
-    /// How the calls of a [`Runtime::ending_at_timeout`] stop.
-    pub const ENDING_AT_TIMEOUT: Stop = if cfg!(target_os = "linux") { Stop::Exit } else { Stop::Trap };
-
     fn with_clock(cache: ComponentCache, limits: Limits, clock: Clock) -> Result<Self, PluginError> {
-        let shared = shared::for_stop(clock.stop())?;
-        Ok(Runtime { engine: shared.engine.clone(), linkers: &shared.linkers, cache, limits, clock })
+        Ok(Runtime { shared: shared::for_stop(clock.stop())?, cache, limits, clock })
     }
 
     /// How this runtime's engine stops a call past its time limit.
@@ -250,7 +246,7 @@ impl Runtime {
 
     /// The engine (for benchmarks and cache tools).
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.shared.engine
     }
 
     /// Compile (or fetch from the cache) and link a plugin's component.
@@ -258,7 +254,7 @@ impl Runtime {
     pub fn load(&self, name: &str, wasm: &[u8], digest: &str) -> Result<LoadedPlugin, PluginError> {
         let component = self
             .cache
-            .component(&self.engine, self.stop(), wasm, digest)
+            .component(&self.shared.engine, self.stop(), wasm, digest)
             .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }
@@ -281,7 +277,7 @@ impl Runtime {
             None => precompiled::Embedded::Missing,
         };
         let component =
-            precompiled::builtin_component(&self.engine, self.stop(), &self.cache, name, wasm, digest, embedded)
+            precompiled::builtin_component(&self.shared.engine, self.stop(), &self.cache, name, wasm, digest, embedded)
                 .map_err(|reason| PluginError::Load { plugin: name.to_string(), reason })?;
         self.link(name, component)
     }
@@ -290,7 +286,7 @@ impl Runtime {
         let refuse = |error: wasmtime::Error| {
             // A plugin built against another contract version exports the
             // same interface under another version: name both.
-            let versions = contract_versions(&self.engine, &component);
+            let versions = contract_versions(&self.shared.engine, &component);
             match versions.into_iter().find(|v| v != agent_apply_sdk::CONTRACT_VERSION) {
                 Some(found) => PluginError::ContractVersion {
                     plugin: name.to_string(),
@@ -304,7 +300,7 @@ impl Runtime {
                 },
             }
         };
-        let linker = self.linkers.for_component(&self.engine, &component);
+        let linker = self.shared.linkers.for_component(&self.shared.engine, &component);
         let pre = linker.instantiate_pre(&component).map_err(refuse)?;
         let indices = FormatIndices::new(&pre).map_err(refuse)?;
         // Contract 0.2's `kept-edits`, where the plugin exports it.
@@ -353,7 +349,7 @@ impl LoadedPlugin {
             memory: MemoryCap { limit: limits.memory_bytes, exceeded: false },
             deadline: None,
         };
-        let mut store = Store::new(&self.runtime.engine, state);
+        let mut store = Store::new(&self.runtime.shared.engine, state);
         store.limiter(|state| &mut state.memory);
         self.runtime.clock.watch(&mut store);
         let armed = self.runtime.clock.arm(&mut store, &self.name, "instantiate", limits.timeout)?;
