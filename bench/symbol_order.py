@@ -1,7 +1,9 @@
-"""Writes host/build/symbol-order.txt: the functions of git-agent-apply that
-a run executes, for the linker to place side by side (see host/build.rs,
-`order_symbols`). Run by bench/symbol-order after a dependency, toolchain or
-profile change (a test names the case).
+"""Writes host/build/symbol-order/TARGET.txt: the functions of
+git-agent-apply that a run executes, for the linker to place side by side
+(see host/build/link.rs, `order_symbols`). Run by bench/symbol-order after a
+dependency, toolchain or profile change (a test names the case), once for
+each target that has a file: `--target x86_64-unknown-linux-musl` for the
+musl build (the default is the glibc one).
 
 The release binary is relinked with its symbols kept, and the quick bench
 (rows 1, 2, 3 and 5: start-up, commits, working-tree applies, every
@@ -23,7 +25,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ORDER = os.path.join(ROOT, "host", "build", "symbol-order.txt")
+ORDERS = os.path.join(ROOT, "host", "build", "symbol-order")
+GLIBC = "x86_64-unknown-linux-gnu"
 # What the symbols' names are made of: a change to any of these may rename them.
 FINGERPRINTED = ("Cargo.lock", "Cargo.toml", "host/Cargo.toml", "rust-toolchain.toml")
 
@@ -51,14 +54,23 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def unstripped_binary(work):
+def target_args(target):
+    """cargo's arguments and the output directory for `target`: the glibc
+    build is the default one, in target/release."""
+    if target == GLIBC:
+        return [], "release"
+    return ["--target", target], os.path.join(target, "release")
+
+
+def unstripped_binary(work, target):
     """The release binary relinked with its symbol table (nothing else is
     rebuilt: the extra flag is the binary crate's alone)."""
-    cargo = ["cargo", "rustc", "--quiet", "--release", "-p", "agent-apply", "--bin", "git-agent-apply"]
+    args, out = target_args(target)
+    cargo = ["cargo", "rustc", "--quiet", "--release", "-p", "agent-apply", "--bin", "git-agent-apply"] + args
     run(cargo + ["--", "-C", "strip=none"], cwd=ROOT)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    target_dir = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     binary = os.path.join(work, "git-agent-apply")
-    shutil.copy2(os.path.join(target, "release", "git-agent-apply"), binary)
+    shutil.copy2(os.path.join(target_dir, out, "git-agent-apply"), binary)
     return binary
 
 
@@ -109,9 +121,11 @@ def executed(out, defined):
 def main():
     if not shutil.which("valgrind"):
         sys.exit("bench/symbol-order needs valgrind (apt-get install valgrind)")
+    target = sys.argv[2] if sys.argv[1:2] == ["--target"] else GLIBC
+    order = os.path.join(ORDERS, target + ".txt")
     work = tempfile.mkdtemp(prefix="agent-apply-symbol-order-")
     try:
-        binary = unstripped_binary(work)
+        binary = unstripped_binary(work, target)
         symbols = subprocess.run(["nm", "--defined-only", binary], check=True, capture_output=True, text=True)
         defined = {parts[2] for parts in (l.split() for l in symbols.stdout.splitlines())
                    if len(parts) == 3 and parts[1] in "tTwW"}
@@ -130,16 +144,16 @@ def main():
         subprocess.run(bench + ["--rows", "5"], stdout=subprocess.DEVNULL, check=True)
         names = executed(out, defined)
         profiles = len(glob.glob(os.path.join(out, "cg.*")))
-        with open(ORDER + ".tmp", "w") as f:
+        with open(order + ".tmp", "w") as f:
             f.write(f"# Made by bench/symbol-order from {profiles} profiled runs; do not edit.\n")
             f.write(f"# sha256 of {' '.join(FINGERPRINTED)}: {fingerprint()}\n")
             f.writelines(name + "\n" for name in names)
-        os.replace(ORDER + ".tmp", ORDER)
-        print(f"{len(names)} of {len(defined)} functions, from {profiles} runs: {ORDER}", file=sys.stderr)
+        os.replace(order + ".tmp", order)
+        print(f"{len(names)} of {len(defined)} functions, from {profiles} runs: {order}", file=sys.stderr)
         # The stripped release binary, linked in the new order: one linked
         # before it was written kept the old one (names a change renamed are
         # not placed), and measured 0.5 ms slower on a one-edit run.
-        run(["cargo", "build", "--quiet", "--release", "-p", "agent-apply"], cwd=ROOT)
+        run(["cargo", "build", "--quiet", "--release", "-p", "agent-apply"] + target_args(target)[0], cwd=ROOT)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -86,10 +86,12 @@ struct Precompiler {
 }
 
 impl Precompiler {
-    /// `None` when cross-compiling: code compiled for this machine would not
-    /// load on the target, and the binary then compiles on first use instead.
+    /// `None` when cross-compiling to another architecture or system: code
+    /// compiled for this machine would not load there, and the binary then
+    /// compiles on first use instead. Another C library on this machine
+    /// (the musl build) runs the same code: wasmtime checks only those two.
     fn for_this_build(out_dir: &Path) -> Option<Self> {
-        if env::var("TARGET").ok() != env::var("HOST").ok() {
+        if !link::runs_where_built() {
             println!("cargo:warning=cross-compiling: the built-in formats are compiled on first use, not now");
             return None;
         }

@@ -14,6 +14,18 @@ pub fn configure() {
     order_symbols();
     static_unwinder();
     static_c_library();
+    static_musl_start();
+}
+
+/// Whether the binary runs on the machine that builds it: the same
+/// architecture and system, whatever its C library (a musl build runs on
+/// the glibc machine that makes it).
+pub fn runs_where_built() -> bool {
+    let host = var("HOST");
+    let mut parts = host.split('-');
+    let arch = parts.next().unwrap_or_default();
+    let os_matches = parts.any(|part| part == var("CARGO_CFG_TARGET_OS"));
+    arch == var("CARGO_CFG_TARGET_ARCH") && os_matches
 }
 
 /// Links the binary with packed relative relocations (DT_RELR) where the
@@ -24,6 +36,10 @@ pub fn configure() {
 /// (and, not cross-compiling, runs it) must say 2.36 or later. A linker
 /// without the option warns and ignores it.
 fn pack_relative_relocations() {
+    // Rust's musl (1.2.5) relocates a static PIE from DT_RELR since 1.2.4.
+    if native_musl() {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
     if !native_gnu() {
         return;
     }
@@ -35,27 +51,48 @@ fn pack_relative_relocations() {
 }
 
 /// Links the functions a run executes next to each other, in the order
-/// `build/symbol-order.txt` lists them (made by `bench/symbol-order`). The
-/// kernel maps a binary's code in 64 KiB windows around each first touch:
-/// with a run's 2,800 functions spread over 18 MB of text, a 10 MB reply's
-/// run held 7 MiB of it, a tenth of its peak memory, and paid a fault per
-/// window at every start; packed, it holds 1.9 MiB. Only where the names
-/// were made (x86_64 Linux, glibc) and the linker is rustc's own lld: a
-/// configured linker may not take the option. A name the build no longer
-/// has is skipped; a test says when the file is older than the lock.
-/// (A path with a comma would be split by `-Wl,`: such a checkout goes
-/// without.)
+/// `build/symbol-order/TARGET.txt` lists them (made by `bench/symbol-order`).
+/// The kernel maps a binary's code in 64 KiB windows around each first
+/// touch: with a run's 2,800 functions spread over 18 MB of text, a 10 MB
+/// reply's run held 7 MiB of it, a tenth of its peak memory, and paid a
+/// fault per window at every start; packed, it holds 1.9 MiB. Only for a
+/// target with a file (the names are each target's own) and rustc's lld as
+/// the linker (a configured linker may not take the option). A name the
+/// build no longer has is skipped; a test says when a file is older than
+/// the lock. (A path with a comma would be split by `-Wl,`: such a
+/// checkout goes without.)
 fn order_symbols() {
     let manifest = PathBuf::from(var("CARGO_MANIFEST_DIR"));
-    let order = manifest.join("build").join("symbol-order.txt");
+    let order = manifest.join("build").join("symbol-order").join(format!("{}.txt", var("TARGET")));
     println!("cargo:rerun-if-changed={}", order.display());
     // The names are the release build's (a profile's settings are in them).
-    let usable = var("TARGET") == "x86_64-unknown-linux-gnu" && var("PROFILE") == "release";
-    if !usable || own_linker() || !order.is_file() || order.to_string_lossy().contains(',') {
+    let usable = var("PROFILE") == "release" && order.is_file() && !order.to_string_lossy().contains(',');
+    if !usable || own_linker() || !rust_lld() {
         return;
     }
     println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}", order.display());
     println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+}
+
+/// Whether the binary is linked by rustc's own lld: the glibc target's
+/// default linker; for the musl build, the `ld.lld` rustc ships for `cc`,
+/// chosen here as `-C link-self-contained=+linker` would (not stable).
+fn rust_lld() -> bool {
+    if var("TARGET") == "x86_64-unknown-linux-gnu" {
+        return true;
+    }
+    if !native_musl() {
+        return false;
+    }
+    let sysroot = Command::new(var("RUSTC")).args(["--print", "sysroot"]).output();
+    let sysroot = sysroot.map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string()).unwrap_or_default();
+    let wrappers = Path::new(&sysroot).join("lib/rustlib").join(var("HOST")).join("bin/gcc-ld");
+    if sysroot.is_empty() || !wrappers.join("ld.lld").is_file() || wrappers.to_string_lossy().contains(',') {
+        return false;
+    }
+    println!("cargo:rustc-link-arg-bins=-B{}", wrappers.display());
+    println!("cargo:rustc-link-arg-bins=-fuse-ld=lld");
+    true
 }
 
 /// Links GCC's unwinder (`libgcc_eh.a`) into the binaries instead of
@@ -125,8 +162,6 @@ fn glibc_at_least(answer: &str, wanted: (u32, u32)) -> bool {
 /// `cc` finds every archive and compiles the helper; elsewhere the binary
 /// is linked as before and loads native plugins itself.
 fn static_c_library() {
-    let helper_source = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("build").join("native_host.c");
-    println!("cargo:rerun-if-changed={}", helper_source.display());
     println!("cargo:rerun-if-env-changed=AGENT_APPLY_DYNAMIC_LIBC");
     if !native_gnu() || own_linker() || !var("AGENT_APPLY_DYNAMIC_LIBC").is_empty() {
         return;
@@ -142,20 +177,11 @@ fn static_c_library() {
         let Some(path) = lib(name) else { return };
         inputs.push((name.to_string(), format!("INPUT({path})")));
     }
-    let out_dir = PathBuf::from(var("OUT_DIR"));
-    let helper = out_dir.join("native-host");
-    let compiled = Command::new("cc")
-        .args(["-O2", "-o"])
-        .arg(&helper)
-        .arg(&helper_source)
-        .arg("-ldl")
-        .status()
-        .is_ok_and(|status| status.success());
-    if !compiled {
+    if !native_plugin_helper() {
         println!("cargo:warning=the native plugin helper did not compile; the binary loads the C library dynamically");
         return;
     }
-    let dir = out_dir.join("static-libc");
+    let dir = PathBuf::from(var("OUT_DIR")).join("static-libc");
     fs::create_dir_all(&dir).unwrap();
     for (name, script) in inputs {
         fs::write(dir.join(format!("lib{name}.so")), format!("{script}\n")).unwrap();
@@ -164,8 +190,49 @@ fn static_c_library() {
     // alone, the test executables keep the shared C library.
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
     println!("cargo:rustc-link-arg-bins=-static-pie");
-    println!("cargo:rustc-cfg=native_host");
-    // The entry point of src/start.rs, which prefaults the relocated data.
+    static_pie_entry();
+}
+
+/// The musl build (`--target x86_64-unknown-linux-musl`), a static PIE by
+/// default, starts with less than glibc's: no dynamic loader to skip, and
+/// none of the 68 `cpuid` instructions (7 µs each on a virtual machine)
+/// with which a static glibc sizes its caches at every start. It gets the
+/// same entry point and native plugin helper as the static glibc build.
+/// The helper is compiled with this machine's `cc`, against its glibc: it
+/// loads plugins built for that C library.
+fn static_musl_start() {
+    if !native_musl() || own_linker() || !var("HOST").ends_with("-gnu") {
+        return;
+    }
+    if !native_plugin_helper() {
+        println!("cargo:warning=the native plugin helper did not compile; native plugins will not load");
+        return;
+    }
+    static_pie_entry();
+}
+
+/// Compiles `native_host.c` into OUT_DIR for the binary to embed (cfg
+/// `native_host`); false when this machine's `cc` cannot.
+fn native_plugin_helper() -> bool {
+    let source = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("build").join("native_host.c");
+    println!("cargo:rerun-if-changed={}", source.display());
+    let helper = PathBuf::from(var("OUT_DIR")).join("native-host");
+    let compiled = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&helper)
+        .arg(&source)
+        .arg("-ldl")
+        .env_remove("CC")
+        .status()
+        .is_ok_and(|status| status.success());
+    if compiled {
+        println!("cargo:rustc-cfg=native_host");
+    }
+    compiled
+}
+
+/// The entry point of src/start.rs, which prefaults the relocated data.
+fn static_pie_entry() {
     if var("CARGO_CFG_TARGET_ARCH") == "x86_64" {
         println!("cargo:rustc-link-arg-bins=-Wl,-e,agent_apply_start");
         println!("cargo:rustc-cfg=static_pie_entry");
@@ -175,6 +242,11 @@ fn static_c_library() {
 /// Whether this build makes a binary for the glibc Linux it runs on.
 fn native_gnu() -> bool {
     var("TARGET") == var("HOST") && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu"
+}
+
+/// Whether this build makes a static musl binary for the Linux it runs on.
+fn native_musl() -> bool {
+    runs_where_built() && var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "musl"
 }
 
 /// Where `cc` finds the library file `file`: `None` when it has none (it

@@ -8,13 +8,13 @@ mod start;
 #[global_allocator]
 static ALLOCATOR: agent_apply::alloc::MappedAlloc = agent_apply::alloc::MappedAlloc;
 
-/// The command line's work; returns the exit status.
-fn run() -> u8 {
+/// The command line's work on `args`; returns the exit status.
+fn run(args: Vec<std::ffi::OsString>) -> u8 {
     agent_apply::alloc::serve_kept_pages(true);
-    agent_apply::cli::run()
+    agent_apply::cli::run(args)
 }
 
 #[cfg(any(not(static_pie_entry), test))]
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(run())
+    std::process::ExitCode::from(run(std::env::args_os().collect()))
 }

@@ -72,15 +72,22 @@ std::arch::global_asm!(
 /// standard streams are open (a closed one is pointed at `/dev/null`, so
 /// that no file opened later becomes stdout), SIGPIPE is ignored (a closed
 /// pipe is an error to report, not a kill), a panic exits 101, and
-/// `std::process::exit` flushes stdout. The arguments reach
-/// `std::env::args` as before: glibc hands them to std's initializer.
+/// `std::process::exit` flushes stdout. The arguments are read here from
+/// `argv`: glibc also hands them to std's initializer, musl does not.
 #[cfg(not(test))]
 #[unsafe(no_mangle)]
-extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    use std::os::unix::ffi::OsStrExt;
     open_standard_streams();
     // SAFETY: setting a signal's disposition to "ignore" has no handler to run.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-    let status = std::panic::catch_unwind(crate::run).unwrap_or(101);
+    let count = usize::try_from(argc).unwrap_or(0);
+    let args = (0..count)
+        // SAFETY: the C library passes `argc` NUL-terminated strings in `argv`.
+        .map(|i| unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) })
+        .map(|arg| std::ffi::OsStr::from_bytes(arg.to_bytes()).to_os_string())
+        .collect();
+    let status = std::panic::catch_unwind(|| crate::run(args)).unwrap_or(101);
     std::process::exit(i32::from(status))
 }
 

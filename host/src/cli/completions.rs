@@ -42,11 +42,10 @@ pub fn run(args: &CompletionsArgs, mut command: clap::Command) -> Result<Exit, C
 
 /// Answer a completion request (`COMPLETE=<shell> git-agent-apply -- WORDS`)
 /// and return true, or return false when this run is not one.
-pub fn answer_request(factory: fn() -> clap::Command) -> bool {
+pub fn answer_request(factory: fn() -> clap::Command, args: &[OsString]) -> bool {
     if std::env::var_os(VAR).is_none_or(|shell| shell.is_empty() || shell == "0") {
         return false;
     }
-    let args: Vec<OsString> = std::env::args_os().collect();
     let current_dir = std::env::current_dir().ok();
     // Only requests (words after `--`) are answered; registration scripts
     // come from `completions SHELL`, which knows about git.
@@ -57,7 +56,7 @@ pub fn answer_request(factory: fn() -> clap::Command) -> bool {
         .var(VAR)
         .bin(BIN)
         .completer(BIN)
-        .try_complete(args, current_dir.as_deref());
+        .try_complete(args.iter().cloned(), current_dir.as_deref());
     match done {
         Ok(answered) => answered,
         Err(error) => {

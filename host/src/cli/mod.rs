@@ -20,6 +20,7 @@ mod schema;
 mod setup;
 mod undo;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -208,19 +209,21 @@ impl Command {
     }
 }
 
-/// Run the command line; returns the process exit code.
-pub fn run() -> u8 {
-    let mut args = std::env::args_os().skip(1);
-    if args.next().is_some_and(|first| first == crate::transaction::process_tree::SUPERVISE) {
-        let code = crate::transaction::process_tree::supervise(&args.collect::<Vec<_>>());
+/// Run the command line `args` (the program's name first); returns the
+/// process exit code. The binary passes what the C library gave its `main`:
+/// a statically linked musl gives std's `args_os` nothing.
+pub fn run(args: Vec<OsString>) -> u8 {
+    if args.get(1).is_some_and(|first| first == crate::transaction::process_tree::SUPERVISE) {
+        let code = crate::transaction::process_tree::supervise(&args[2..]);
         return u8::try_from(code).unwrap_or(1);
     }
-    if completions::answer_request(Cli::command) {
+    if completions::answer_request(Cli::command, &args) {
         return 0;
     }
-    let cli = match Cli::try_parse() {
+    let asked_json = args.iter().any(|arg| arg == "--json");
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(error) => return usage_error(error),
+        Err(error) => return usage_error(error, asked_json),
     };
     let json = cli.global.json;
     if json && let Some(name) = cli.command.as_ref().and_then(Command::without_json) {
@@ -255,9 +258,8 @@ pub fn run() -> u8 {
 /// A command line clap refused: as clap prints it, or, when `--json` was
 /// asked for, as the one JSON error object every `--json` outcome is.
 /// Help and version requests print as usual.
-fn usage_error(error: clap::Error) -> u8 {
+fn usage_error(error: clap::Error, asked_json: bool) -> u8 {
     use clap::error::ErrorKind;
-    let asked_json = std::env::args_os().any(|arg| arg == "--json");
     let informational = matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
     if !asked_json || informational || error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         error.exit();

@@ -194,7 +194,8 @@ mod imp {
         fn set(&self, after: Duration) -> bool {
             let Some(timer) = self.0 else { return false };
             let value = libc::timespec {
-                tv_sec: after.as_secs().min(i64::MAX as u64) as libc::time_t,
+                // `as _`: musl's libc crate marks `time_t` deprecated (it is to change).
+                tv_sec: after.as_secs().min(i64::MAX as u64) as _,
                 tv_nsec: after.subsec_nanos() as libc::c_long,
             };
             let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: value };
