@@ -52,7 +52,7 @@ pub mod config;
 mod error;
 pub mod limits;
 pub mod mcp;
-#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
+#[cfg(target_arch = "x86_64")]
 mod musl_memory;
 pub mod parts;
 pub mod pipeline;

@@ -10,6 +10,10 @@
 //! `rep movsb`, which the processors this runs on move in cache lines; an
 //! overlapping move to a higher address runs it backwards. Nothing here may
 //! be a loop the compiler could turn back into a call to itself.
+//!
+//! Other builds compile them under their Rust names, unexported, so that
+//! every build's unit tests check them.
+#![cfg_attr(not(target_env = "musl"), allow(dead_code))]
 
 use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_storeu_si128};
 
@@ -18,7 +22,7 @@ use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_e
 ///
 /// # Safety
 /// `a` and `b` are valid for reads of `n` bytes.
-#[unsafe(no_mangle)]
+#[cfg_attr(target_env = "musl", unsafe(no_mangle))]
 pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: every offset read below is less than `n`.
     unsafe {
@@ -59,7 +63,7 @@ pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 ///
 /// # Safety
 /// As for [`memcmp`].
-#[unsafe(no_mangle)]
+#[cfg_attr(target_env = "musl", unsafe(no_mangle))]
 pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     // SAFETY: the caller's contract, passed on.
     unsafe { memcmp(a, b, n) }
@@ -69,7 +73,7 @@ pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 ///
 /// # Safety
 /// Both ranges are valid for `n` bytes and do not overlap.
-#[unsafe(no_mangle)]
+#[cfg_attr(target_env = "musl", unsafe(no_mangle))]
 pub unsafe extern "C" fn memcpy(destination: *mut u8, source: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller's contract; a copy forwards is right for any ranges
     // that do not overlap.
@@ -88,7 +92,7 @@ pub unsafe extern "C" fn memcpy(destination: *mut u8, source: *const u8, n: usiz
 ///
 /// # Safety
 /// Both ranges are valid for `n` bytes.
-#[unsafe(no_mangle)]
+#[cfg_attr(target_env = "musl", unsafe(no_mangle))]
 pub unsafe extern "C" fn memmove(destination: *mut u8, source: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller's contract. A forward copy reads each byte before
     // writing over it unless the destination starts inside the source.
