@@ -80,13 +80,16 @@ pub fn bin() -> assert_cmd::Command {
     assert_cmd::Command::from_std(bin_process())
 }
 
+/// The binary under test: the one cargo built, or `AGENT_APPLY_TEST_BIN`,
+/// another build (the musl one in CI; an older release, to show that a test
+/// fails without its fix).
+pub fn binary_path() -> std::path::PathBuf {
+    std::env::var_os("AGENT_APPLY_TEST_BIN").map_or_else(|| env!("CARGO_BIN_EXE_git-agent-apply").into(), Into::into)
+}
+
 /// The built binary as a plain process, for tests that spawn, race or kill it.
-/// `AGENT_APPLY_TEST_BIN` runs the tests against another build (an older
-/// release, to show that a test fails without its fix).
 pub fn bin_process() -> std::process::Command {
-    let binary =
-        std::env::var_os("AGENT_APPLY_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_git-agent-apply").into());
-    let mut cmd = std::process::Command::new(binary);
+    let mut cmd = std::process::Command::new(binary_path());
     cmd.env("AGENT_APPLY_CONFIG", "/nonexistent/agent-apply-test-config.toml")
         .env("AGENT_APPLY_CACHE_DIR", shared_cache());
     cmd

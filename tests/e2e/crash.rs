@@ -111,6 +111,31 @@ fn no_commit_mode_is_crash_safe_too() {
     }
 }
 
+/// A one-file `--no-commit` run records its temp file in the repo lock it
+/// holds (no record file is created); killed then, it leaves the lock with
+/// that record, and recovery removes the temp file it may have half written.
+#[test]
+fn a_one_file_no_commit_run_killed_mid_write_leaves_no_temp_file() {
+    let repo = TestRepo::with(BEFORE);
+    let mut cmd = repo.apply();
+    cmd.args(["--format", "whole", "--no-commit"]).env("AGENT_APPLY_FAULT", "mid-write");
+    let out = cmd.write_stdin(whole_reply(&[("a.txt", "A\n")])).output().unwrap();
+    assert!(!out.status.success());
+    let state = repo.path().join(".git/agent-apply");
+    assert!(!state.join("git-lock").exists(), "the record is in the lock, not a file of its own");
+    let lock = std::fs::read_to_string(state.join("lock")).unwrap();
+    let temp = lock.lines().nth(1).expect("the lock records the temp file");
+    assert!(temp.starts_with(repo.path().to_str().unwrap()) && temp.ends_with(".tmp"), "{lock}");
+    // What the kill left of the write.
+    std::fs::write(temp, "A").unwrap();
+    repo.apply().arg("recover").assert().success();
+    assert!(!std::path::Path::new(temp).exists(), "temp file removed");
+    for left in ["lock", "git-lock"] {
+        assert!(!state.join(left).exists(), "{left} left behind");
+    }
+    assert_consistent(&repo, BEFORE, &[]);
+}
+
 #[test]
 fn racing_appliers_never_lose_an_update() {
     const ROUNDS: usize = 30;

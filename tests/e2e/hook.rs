@@ -43,7 +43,8 @@ fn installed_hook_blocks_a_commit_with_a_leftover_until_it_is_removed() {
     hook(&repo, "install");
     let script = std::fs::read_to_string(hooks(&repo).join("pre-commit")).unwrap();
     assert!(script.starts_with("#!/bin/sh\n"), "{script}");
-    assert!(script.contains(env!("CARGO_BIN_EXE_git-agent-apply")), "absolute path of the binary: {script}");
+    let binary = crate::common::binary_path();
+    assert!(script.contains(binary.to_str().unwrap()), "absolute path of the binary: {script}");
     assert!(script.contains("lint --staged"));
 
     repo.write("a.py", "x = 1\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n");
@@ -165,7 +166,8 @@ fn pre_commit_framework_runs_the_agent_apply_lint_hook() {
     }
     let repo = TestRepo::with(&[("a.py", "x = 1\n")]);
     let this_repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-agent-apply")).parent().unwrap();
+    let binary = crate::common::binary_path();
+    let bin_dir = binary.parent().unwrap();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let home = tempfile::tempdir().unwrap();
     let run = || {

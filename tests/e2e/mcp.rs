@@ -44,9 +44,7 @@ fn a_real_mcp_client_applies_reads_fails_and_undoes() {
     };
     let repo = TestRepo::with(&[("app.py", "def greet():\n    return \"hello\"\n")]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
-    let binary =
-        std::env::var_os("AGENT_APPLY_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_git-agent-apply").into());
-    let out = Command::new(python).arg(script).arg(binary).arg(repo.path()).output().unwrap();
+    let out = Command::new(python).arg(script).arg(crate::common::binary_path()).arg(repo.path()).output().unwrap();
     assert!(
         out.status.success(),
         "the MCP client failed:\n{}\n{}",

@@ -14,9 +14,7 @@ use crate::repo::{TestRepo, whole_reply};
 /// The directory of the binary under test, for PATH: git finds
 /// `git-agent-apply` there, as the completion scripts do.
 fn bin_dir() -> PathBuf {
-    let binary = std::env::var_os("AGENT_APPLY_TEST_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_git-agent-apply")), PathBuf::from);
-    binary.parent().unwrap().to_path_buf()
+    crate::common::binary_path().parent().unwrap().to_path_buf()
 }
 
 pub(crate) fn path_with_bin() -> std::ffi::OsString {

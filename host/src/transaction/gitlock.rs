@@ -9,13 +9,16 @@
 //! was written (a lock already there is refused before recording) and it is
 //! no older than the record. A lock another git process holds is never
 //! removed. A working-tree-only write of one file records its temp file the
-//! same way, since no journal names it.
+//! same way, since no journal names it. The record is kept in the repo lock
+//! the run holds (see lock.rs), in a file of its own only where it holds
+//! none; a dead run's lock that carries one becomes that file.
 
 use std::path::{Path, PathBuf};
 
-use super::{TxError, fault, remove_if_present};
+use super::{TxError, fault, lock, remove_if_present};
 
-const RECORD: &str = "git-lock";
+/// The record file's name in the state directory.
+pub(super) const RECORD: &str = "git-lock";
 
 /// Run `write`, which takes the git lock files `locks`, with them recorded
 /// (one path a line); `stage` names the moment for fault injection.
@@ -28,10 +31,19 @@ pub fn recorded<T>(
     wait_until_free(locks)?;
     let record = state_dir.join(RECORD);
     let lines: Vec<String> = locks.iter().map(|l| l.to_string_lossy().into_owned()).collect();
-    std::fs::write(&record, lines.join("\n")).map_err(|e| TxError::io(&record, e))?;
+    let lines = lines.join("\n");
+    let lock_error = |e| TxError::io(&state_dir.join(lock::REPO_LOCK), e);
+    let in_lock = lock::record(state_dir, &lines).map_err(lock_error)?;
+    if !in_lock {
+        std::fs::write(&record, &lines).map_err(|e| TxError::io(&record, e))?;
+    }
     fault::point(stage);
     let result = write();
-    remove_if_present(&record)?;
+    if in_lock {
+        lock::record(state_dir, "").map_err(lock_error)?;
+    } else {
+        remove_if_present(&record)?;
+    }
     result
 }
 
@@ -65,7 +77,8 @@ pub fn clear_stale(state_dir: &Path) -> Result<(), TxError> {
         Err(e) => return Err(TxError::io(&record, e)),
     };
     let recorded_at = record.metadata().and_then(|m| m.modified()).map_err(|e| TxError::io(&record, e))?;
-    for lock in locks.lines().map(Path::new) {
+    // Only paths: a record moved from a dead run's lock starts with its owner.
+    for lock in locks.lines().map(Path::new).filter(|line| line.is_absolute()) {
         let made_by_the_run = lock
             .symlink_metadata()
             .is_ok_and(|meta| meta.is_file() && meta.modified().is_ok_and(|at| at >= recorded_at));
