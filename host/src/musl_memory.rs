@@ -37,17 +37,16 @@ pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
             // The last 16 bytes, overlapping what was compared already.
             return if at == n { 0 } else { first_difference(a, b, n - 16).unwrap_or(0) };
         }
+        // Two overlapping words, one from each end: the first that differs
+        // orders the ranges.
         if n >= 8 {
-            let order = compare_words(load_be_u64(a), load_be_u64(b));
-            return if order != 0 { order } else { compare_words(load_be_u64(a.add(n - 8)), load_be_u64(b.add(n - 8))) };
+            let [head, tail] = [0, n - 8].map(|at| compare_words(load_be_u64(a.add(at)), load_be_u64(b.add(at))));
+            return if head != 0 { head } else { tail };
         }
         if n >= 4 {
-            let order = compare_words(load_be_u32(a).into(), load_be_u32(b).into());
-            return if order != 0 {
-                order
-            } else {
-                compare_words(load_be_u32(a.add(n - 4)).into(), load_be_u32(b.add(n - 4)).into())
-            };
+            let word = |at: usize| compare_words(load_be_u32(a.add(at)).into(), load_be_u32(b.add(at)).into());
+            let [head, tail] = [0, n - 4].map(word);
+            return if head != 0 { head } else { tail };
         }
         for at in [0, 1, 2] {
             if at < n && *a.add(at) != *b.add(at) {
