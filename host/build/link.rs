@@ -222,7 +222,6 @@ fn native_plugin_helper() -> bool {
         .arg(&helper)
         .arg(&source)
         .arg("-ldl")
-        .env_remove("CC")
         .status()
         .is_ok_and(|status| status.success());
     if compiled {

@@ -107,8 +107,11 @@ impl PidLock {
 }
 
 /// Removes a dead owner's lock; one that carries records (the repo lock of a
-/// run killed mid-write) becomes the record file recovery reads, or adds
-/// its lines to the one there (a rename or an append: no file is created).
+/// run killed mid-write) becomes the record file recovery reads, renamed so
+/// that its time (which recovery compares git locks against) is kept. Where
+/// a record file is already there (a second run killed before recovering),
+/// its lines are added to it: the record's time is then the append's, and
+/// recovery leaves a git lock older than that, the safe side.
 fn retire(state_dir: &Path, path: &Path) {
     let content = std::fs::read_to_string(path).unwrap_or_default();
     if let Some((_, records)) = content.split_once('\n') {
