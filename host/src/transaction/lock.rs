@@ -1,20 +1,26 @@
-//! Pid locks under `.git/agent-apply/`: a file created exclusively and
-//! holding the owner's pid. A lock whose owner is gone (a killed run) is
-//! taken over, and the taker is told so it can repair what the dead run left.
-//! `lock` keeps one applier at a time in the working tree and on the branch;
-//! `sandbox.lock` keeps one run at a time in the checks' sandbox.
+//! Locks under `.git/agent-apply/`. `lock` keeps one applier at a time in
+//! the working tree and on the branch; `sandbox.lock` keeps one run at a time
+//! in the checks' sandbox. Each holds its owner's pid while held, and a lock
+//! whose owner is gone (a killed run) is taken over: the taker repairs what
+//! the dead run left.
 //!
-//! The repo lock also carries, after its owner line, the paths of the git
-//! locks and temp files its holder is writing (`gitlock::recorded`), so that
-//! a killed run's are found; taking over a dead lock that carries some moves
-//! them to the record file recovery reads. Why there and not in a file of
-//! their own: every file a run creates is an inode allocated and freed, 0.15
-//! ms each on the bench's journal-less ext4, which searches past every inode
-//! freed in the last minutes (#27).
+//! The sandbox lock is a file created exclusively and removed after. The
+//! repo lock, taken by every run, is a file kept between runs, held with
+//! `flock` and empty when free, and carries after its owner line the paths of
+//! the git locks and temp files its holder is writing (`gitlock::recorded`);
+//! taking over a dead lock that carries some moves them to the record file
+//! recovery reads. Why: every file a run creates is an inode allocated and
+//! freed, 0.15 ms or more each on the bench's journal-less ext4, which
+//! searches past every inode freed in the last minutes; a run created three
+//! where `git apply` creates one (#27). An older binary, which knows only
+//! the exclusive file, takes a free (empty) repo lock for a dead run's once
+//! it is a second old, and a holder of this kind waits for a holder of that
+//! kind (it does not `flock`, but its owner line is there).
 
 use std::fs::File;
-use std::io::Write as _;
-use std::os::unix::fs::FileExt as _;
+use std::io::{Read as _, Write as _};
+use std::os::fd::AsRawFd as _;
+use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -24,31 +30,83 @@ use super::TxError;
 /// How long to wait for another applier before giving up with a conflict.
 const WAIT: Duration = Duration::from_secs(10);
 
+/// The repo lock's file name in the state directory.
+pub const REPO_LOCK: &str = "lock";
+
 /// Held while a run moves the branch and updates the working tree.
 #[derive(Debug)]
 pub struct RepoLock {
-    held: PidLock,
+    path: PathBuf,
+    file: File,
 }
-
-/// The repo lock's file name in the state directory.
-pub const REPO_LOCK: &str = "lock";
 
 /// The repo locks this process holds: each one's path, its open file and
 /// the length of its owner line, for [`record`] to write after.
 static HELD: Mutex<Vec<(PathBuf, File, u64)>> = Mutex::new(Vec::new());
 
 impl RepoLock {
+    /// Take `state_dir/lock`, waiting up to [`WAIT`] for a live owner.
     pub fn acquire(state_dir: &Path) -> Result<RepoLock, TxError> {
-        let (held, _) = PidLock::acquire(state_dir, REPO_LOCK, WAIT)?;
-        let file = held.file.try_clone().map_err(|e| TxError::io(&held.path, e))?;
-        HELD.lock().unwrap_or_else(|e| e.into_inner()).push((held.path.clone(), file, held.owner_len));
-        Ok(RepoLock { held })
+        std::fs::create_dir_all(state_dir).map_err(|e| TxError::io(state_dir, e))?;
+        let path = state_dir.join(REPO_LOCK);
+        let started = Instant::now();
+        loop {
+            if let Some(lock) = Self::try_take(state_dir, &path).map_err(|e| TxError::io(&path, e))? {
+                return Ok(lock);
+            }
+            if started.elapsed() > WAIT {
+                return Err(TxError::Busy { lock: path });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The lock, if it is free or its owner is gone; `None` while another
+    /// process holds it (or it was just moved: try again).
+    fn try_take(state_dir: &Path, path: &Path) -> std::io::Result<Option<RepoLock>> {
+        let mut file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        // SAFETY: `flock` on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let error = std::io::Error::last_os_error();
+            return if error.kind() == std::io::ErrorKind::WouldBlock { Ok(None) } else { Err(error) };
+        }
+        // Locked, but perhaps no longer the file at `path` (a taker moved a
+        // dead run's away, or an older binary removed it).
+        let (opened, there) = (file.metadata()?, std::fs::metadata(path));
+        if !there.is_ok_and(|there| there.ino() == opened.ino() && there.dev() == opened.dev()) {
+            return Ok(None);
+        }
+        let mut content = String::new();
+        let _ = file.read_to_string(&mut content);
+        if !content.is_empty() && !owner_is_gone(path) {
+            // An older binary's live run: it does not `flock`.
+            return Ok(None);
+        }
+        if content.contains('\n') {
+            retire(state_dir, path);
+            return Ok(None);
+        }
+        let owner = owner_record(std::process::id());
+        file.set_len(0)?;
+        file.write_all_at(owner.as_bytes(), 0)?;
+        let registered = file.try_clone()?;
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_path_buf(), registered, owner.len() as u64));
+        Ok(Some(RepoLock { path: path.to_path_buf(), file }))
+    }
+
+    /// Whether a run that no longer runs left the repo lock in `state_dir`
+    /// held (a free one is empty).
+    pub fn left_by_dead_run(state_dir: &Path) -> bool {
+        let path = state_dir.join(REPO_LOCK);
+        path.metadata().is_ok_and(|meta| meta.len() > 0) && owner_is_gone(&path)
     }
 }
 
 impl Drop for RepoLock {
     fn drop(&mut self) {
-        HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|(path, ..)| *path != self.held.path);
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).retain(|(path, ..)| *path != self.path);
+        // Free again; closing the file (below) releases the `flock`.
+        let _ = self.file.set_len(0);
     }
 }
 
@@ -66,12 +124,31 @@ pub fn record(state_dir: &Path, lines: &str) -> std::io::Result<bool> {
     Ok(true)
 }
 
+/// Moves a dead run's records out of its repo lock: the lock becomes the
+/// record file recovery reads, renamed so that its time (which recovery
+/// compares git locks against) is kept; the next try makes a new lock.
+/// Where a record file is already there (a second run killed before
+/// recovering), the lines are added to it and the lock is emptied: the
+/// record's time is then the append's, and recovery leaves a git lock older
+/// than that, the safe side.
+fn retire(state_dir: &Path, path: &Path) {
+    let content = std::fs::read_to_string(path).unwrap_or_default();
+    let Some((_, records)) = content.split_once('\n') else { return };
+    let record = state_dir.join(super::gitlock::RECORD);
+    if !record.exists() {
+        let _ = std::fs::rename(path, &record);
+        return;
+    }
+    if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(&record) {
+        let _ = write!(file, "\n{records}");
+    }
+    let _ = std::fs::OpenOptions::new().write(true).open(path).and_then(|file| file.set_len(0));
+}
+
 /// An exclusive pid lock file.
 #[derive(Debug)]
 pub struct PidLock {
     path: PathBuf,
-    file: File,
-    owner_len: u64,
 }
 
 impl PidLock {
@@ -85,13 +162,12 @@ impl PidLock {
         loop {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
-                    let owner = owner_record(std::process::id());
-                    let _ = write!(file, "{owner}");
-                    return Ok((PidLock { path, file, owner_len: owner.len() as u64 }, took_over));
+                    let _ = write!(file, "{}", owner_record(std::process::id()));
+                    return Ok((PidLock { path }, took_over));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if owner_is_gone(&path) {
-                        retire(state_dir, &path);
+                        let _ = std::fs::remove_file(&path);
                         took_over = true;
                         continue;
                     }
@@ -104,27 +180,6 @@ impl PidLock {
             }
         }
     }
-}
-
-/// Removes a dead owner's lock; one that carries records (the repo lock of a
-/// run killed mid-write) becomes the record file recovery reads, renamed so
-/// that its time (which recovery compares git locks against) is kept. Where
-/// a record file is already there (a second run killed before recovering),
-/// its lines are added to it: the record's time is then the append's, and
-/// recovery leaves a git lock older than that, the safe side.
-fn retire(state_dir: &Path, path: &Path) {
-    let content = std::fs::read_to_string(path).unwrap_or_default();
-    if let Some((_, records)) = content.split_once('\n') {
-        let record = state_dir.join(super::gitlock::RECORD);
-        if !record.exists() {
-            let _ = std::fs::rename(path, &record);
-            return;
-        }
-        if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(&record) {
-            let _ = write!(file, "\n{records}");
-        }
-    }
-    let _ = std::fs::remove_file(path);
 }
 
 /// Whether `state_dir/name` is held by a process that no longer runs.
@@ -217,33 +272,53 @@ mod tests {
     }
 
     #[test]
-    fn the_repo_lock_carries_records_and_a_dead_ones_become_the_record_file() {
+    fn the_repo_lock_is_kept_between_runs_and_carries_records() {
         let dir = tempfile::tempdir().unwrap();
         let (state, owner) = (dir.path(), owner_record(std::process::id()));
+        let path = state.join(REPO_LOCK);
         let read = |name: &str| std::fs::read_to_string(state.join(name)).ok();
         let held = RepoLock::acquire(state).unwrap();
+        assert!(RepoLock::try_take(state, &path).unwrap().is_none(), "held: no second holder");
         assert!(record(state, "/repo/.git/index.lock\n/repo/x.tmp").unwrap());
         assert_eq!(read(REPO_LOCK).unwrap(), format!("{owner}\n/repo/.git/index.lock\n/repo/x.tmp"));
         assert!(record(state, "").unwrap());
         assert_eq!(read(REPO_LOCK).unwrap(), owner);
+        let inode = path.metadata().unwrap().ino();
         drop(held);
-        assert_eq!(read(REPO_LOCK), None);
+        assert_eq!(read(REPO_LOCK).as_deref(), Some(""), "free: kept, empty");
         assert!(!record(state, "/repo/y.tmp").unwrap(), "no lock held: nothing written");
+        assert!(!RepoLock::left_by_dead_run(state));
+        drop(RepoLock::acquire(state).unwrap());
+        assert_eq!(path.metadata().unwrap().ino(), inode, "the same file, run after run");
 
-        // A dead run's lock with a record becomes the record file...
+        // An older binary's live holder (no flock, its owner line there).
+        std::fs::write(&path, &owner).unwrap();
+        assert!(RepoLock::try_take(state, &path).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_dead_runs_repo_lock_is_taken_over_and_its_records_become_the_record_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, owner) = (dir.path(), owner_record(std::process::id()));
+        let read = |name: &str| std::fs::read_to_string(state.join(name)).ok();
+        let record_file = super::super::gitlock::RECORD;
+        // Without records: taken over in place.
+        std::fs::write(state.join(REPO_LOCK), "999999999 1").unwrap();
+        assert!(RepoLock::left_by_dead_run(state));
+        let held = RepoLock::acquire(state).unwrap();
+        assert_eq!((read(REPO_LOCK).unwrap(), read(record_file)), (owner.clone(), None));
+        drop(held);
+        // With records: they become the record file...
         let dead = "999999999 1\n/repo/.git/index.lock";
         std::fs::write(state.join(REPO_LOCK), dead).unwrap();
         let held = RepoLock::acquire(state).unwrap();
-        assert_eq!(read(super::super::gitlock::RECORD).unwrap(), dead);
-        assert_eq!(read(REPO_LOCK).unwrap(), owner);
+        assert_eq!((read(record_file).unwrap(), read(REPO_LOCK).unwrap()), (dead.to_string(), owner.clone()));
         drop(held);
-        // ...or adds its lines to the one there; one without records goes.
+        // ...or are added to the one there.
         std::fs::write(state.join(REPO_LOCK), "999999999 1\n/repo/z.tmp").unwrap();
         drop(RepoLock::acquire(state).unwrap());
-        assert_eq!(read(super::super::gitlock::RECORD).unwrap(), format!("{dead}\n/repo/z.tmp"));
-        std::fs::write(state.join(REPO_LOCK), "999999999 1").unwrap();
-        drop(RepoLock::acquire(state).unwrap());
-        assert_eq!(read(super::super::gitlock::RECORD).unwrap(), format!("{dead}\n/repo/z.tmp"));
+        assert_eq!(read(record_file).unwrap(), format!("{dead}\n/repo/z.tmp"));
+        assert_eq!(read(REPO_LOCK).as_deref(), Some(""));
     }
 
     #[test]

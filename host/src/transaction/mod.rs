@@ -197,7 +197,7 @@ impl GitRepo {
         if !journal::path(&self.state_dir).exists()
             && !gitlock::any_recorded(&self.state_dir)
             && !sandbox::interrupted(&self.shared_dir)
-            && !lock::left_by_dead_run(&self.state_dir, lock::REPO_LOCK)
+            && !RepoLock::left_by_dead_run(&self.state_dir)
         {
             return Ok(None);
         }
