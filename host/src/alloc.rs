@@ -37,15 +37,15 @@ mod kept;
 #[cfg(not(target_env = "musl"))]
 use std::alloc::System;
 use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 // musl's allocator maps and unmaps a group of small blocks at a time (79
 // `mmap` and 36 `munmap` calls on a one-edit run); dlmalloc grows one heap.
 #[cfg(target_env = "musl")]
 use dlmalloc::GlobalDlmalloc as System;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The system's allocator, with blocks of [`MAPPED_FROM`] bytes or more mapped (on Linux),
-/// kept when freed and cut up for later blocks.
+/// The system's allocator, with blocks of [`MAPPED_FROM`] bytes or more
+/// mapped (on Linux), kept when freed and cut up for later blocks.
 pub struct MappedAlloc;
 
 /// Blocks are mapped, so they are page aligned; a stricter alignment goes

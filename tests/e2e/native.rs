@@ -166,7 +166,7 @@ fn what_a_native_plugin_prints_to_stdout_goes_to_stderr() {
 #[test]
 fn the_binary_starts_without_a_dynamic_loader() {
     const PT_INTERP: u32 = 3;
-    let elf = std::fs::read(env!("CARGO_BIN_EXE_git-agent-apply")).unwrap();
+    let elf = std::fs::read(crate::common::binary_path()).unwrap();
     let number = |at: usize, width: usize| {
         elf[at..at + width].iter().rev().fold(0usize, |value, &byte| value << 8 | byte as usize)
     };

@@ -78,12 +78,12 @@ impl RepoLock {
         }
         let mut content = String::new();
         let _ = file.read_to_string(&mut content);
-        if !content.is_empty() && !owner_is_gone(path) {
+        if !content.is_empty() && !owner_gone(&content, path) {
             // An older binary's live run: it does not `flock`.
             return Ok(None);
         }
-        if content.contains('\n') {
-            retire(state_dir, path);
+        if let Some((_, records)) = content.split_once('\n') {
+            retire(state_dir, path, records);
             return Ok(None);
         }
         let owner = owner_record(std::process::id());
@@ -131,9 +131,7 @@ pub fn record(state_dir: &Path, lines: &str) -> std::io::Result<bool> {
 /// recovering), the lines are added to it and the lock is emptied: the
 /// record's time is then the append's, and recovery leaves a git lock older
 /// than that, the safe side.
-fn retire(state_dir: &Path, path: &Path) {
-    let content = std::fs::read_to_string(path).unwrap_or_default();
-    let Some((_, records)) = content.split_once('\n') else { return };
+fn retire(state_dir: &Path, path: &Path, records: &str) {
     let record = state_dir.join(super::gitlock::RECORD);
     if !record.exists() {
         let _ = std::fs::rename(path, &record);
@@ -209,7 +207,11 @@ fn owner_record(pid: u32) -> String {
 /// unreadable or empty lock (its owner was killed while writing it) counts
 /// as gone once it is a second old.
 fn owner_is_gone(path: &Path) -> bool {
-    let record = std::fs::read_to_string(path).unwrap_or_default();
+    owner_gone(&std::fs::read_to_string(path).unwrap_or_default(), path)
+}
+
+/// [`owner_is_gone`] for the lock at `path`, whose content is `record`.
+fn owner_gone(record: &str, path: &Path) -> bool {
     let mut fields = record.lines().next().unwrap_or_default().split_whitespace();
     match fields.next().and_then(|pid| pid.parse::<u32>().ok()) {
         Some(pid) => {
